@@ -1,0 +1,20 @@
+/** Exit statuses of the CLI (documented in the README). */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  fenced: 2,
+  unknownRun: 3,
+  terminalRun: 4,
+  journalTimeout: 5,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Thrown to end the bridge with a given status and one-line reason. */
+export class BridgeExit extends Error {
+  readonly code: ExitCode;
+  constructor(code: ExitCode, reason: string) {
+    super(reason);
+    this.name = "BridgeExit";
+    this.code = code;
+  }
+}

@@ -1,0 +1,513 @@
+import { MAX_BATCH_EVENTS, type RunnerEvent, type RunnerOutcome } from "../../src/protocol/index.ts";
+import { TEXT_EVENT } from "./adapters/common.ts";
+import type { Adapter } from "./adapters/types.ts";
+import { backoffDelay, preflight } from "./edge.ts";
+import { EXIT, type ExitCode } from "./exit.ts";
+import { type CommandFrame, encodeRunnerFrame, parseServerFrame } from "./frames.ts";
+import { EnvelopeLog } from "./inbox.ts";
+import { JournalReader } from "./journal.ts";
+import { withFileLock } from "./lock.ts";
+import type { Logger } from "./log.ts";
+import { groupAlive, processAlive, signalGroup, terminateGroup } from "./proctree.ts";
+import { type RunPaths, type RunSpec, readPid, readTail, removeRunFiles } from "./rundir.ts";
+import type { ExitInfo } from "./sentinel.ts";
+import { connectSocket, type Socket } from "./socket.ts";
+
+export interface SessionOptions {
+  edge: string;
+  runId: string;
+  token: string;
+  paths: RunPaths;
+  spec: RunSpec;
+  adapter: Adapter;
+  log: Logger;
+  runnerId: string;
+  /** Give up reconnecting after this long without a claim. */
+  giveUpMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  /** SIGTERM → SIGKILL grace for the agent's process group. */
+  graceMs: number;
+  /** How long a connection may take to be claimed. */
+  claimTimeoutMs: number;
+  /** Test-only fault injection (RUNNER_BRIDGE_FAULT). */
+  fault?: string;
+}
+
+/** Most events kept in memory (read from the journal, not yet acknowledged). */
+const WINDOW = 2000;
+/** Keep a frame comfortably under the edge's 1 MiB limit. */
+const MAX_FRAME_PAYLOAD = 900 * 1024;
+const MAX_EVENT_BYTES = 800 * 1024;
+
+/**
+ * One bridge's life on one run: follow the journal, stream it under the current epoch, keep the
+ * lease, apply commands once, finish the run. Resolves with the CLI's exit status.
+ */
+export class Session {
+  private readonly o: SessionOptions;
+  private readonly reader: JournalReader;
+  private readonly inbox: EnvelopeLog;
+  private readonly control: EnvelopeLog;
+  private unacked: RunnerEvent[] = [];
+  private acked = 0;
+  private sentUpTo = 0;
+  private epoch = 0;
+  private socket: Socket | null = null;
+  private claimed = false;
+  private everClaimed = false;
+  private completing = false;
+  private outcome: RunnerOutcome | null = null;
+  /** No more reading, sending or writing (fenced, or ending). */
+  private halted = false;
+  /** The exit status has been decided. */
+  private stopped = false;
+  private deferred = new Map<string, CommandFrame>();
+  private cancelRequested: boolean;
+  private cancelling: Promise<void> | null = null;
+  private supervisorGoneAt: number | null = null;
+  private pollTimer: ReturnType<typeof setInterval> | null = null;
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private resolveExit: (code: ExitCode) => void = () => {};
+  private pumping = false;
+
+  constructor(options: SessionOptions) {
+    this.o = options;
+    this.reader = new JournalReader(options.paths.journal, options.spec.nonce);
+    this.inbox = new EnvelopeLog(options.paths.inbox);
+    this.control = new EnvelopeLog(options.paths.control);
+    this.cancelRequested = this.control.read().some((e) => e.kind === "cancel");
+  }
+
+  run(): Promise<ExitCode> {
+    return new Promise<ExitCode>((resolve) => {
+      this.resolveExit = resolve;
+      this.pollTimer = setInterval(() => this.pump(), 25);
+      void this.connectLoop();
+    });
+  }
+
+  // ---- ending -------------------------------------------------------------------------------
+
+  private stop(code: ExitCode, reason: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.halted = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.socket?.close();
+    if (code === EXIT.ok) this.o.log.info(reason);
+    else process.stderr.write(`runner-bridge: ${this.o.log.scrub(reason)}\n`);
+    this.resolveExit(code);
+  }
+
+  /** Fenced: stop reading and sending at once, touch nothing, leave the agent to the successor. */
+  private fenced(detail: string): void {
+    this.stop(EXIT.fenced, `fenced: ${detail}; a newer bridge owns run ${this.o.runId}`);
+  }
+
+  /** The run is over on the edge: make sure nothing of the agent survives, delete the journal. */
+  private async runOver(code: ExitCode, reason: string): Promise<void> {
+    if (this.halted) return;
+    this.halted = true; // nothing more is sent
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    try {
+      if (this.cancelling) await this.cancelling;
+      const pgid = readPid(this.o.paths.agentPid);
+      if (pgid !== null) await terminateGroup(pgid, this.o.graceMs);
+      await this.waitSupervisorGone();
+      removeRunFiles(this.o.paths);
+    } catch (err) {
+      this.stop(EXIT.failure, `${reason}, but cleaning up failed: ${(err as Error).message}`);
+      return;
+    }
+    this.stop(code, reason);
+  }
+
+  private async waitSupervisorGone(): Promise<void> {
+    const pid = readPid(this.o.paths.supervisorPid);
+    const deadline = Date.now() + 5000;
+    while (pid !== null && processAlive(pid) && Date.now() < deadline) await sleep(25);
+  }
+
+  // ---- connection ---------------------------------------------------------------------------
+
+  private async connectLoop(): Promise<void> {
+    let attempt = 0;
+    let failingSince = Date.now();
+    while (!this.halted) {
+      if (attempt > 0 && this.everClaimed) {
+        // While we were away a successor may have claimed the run: never steal it back.
+        const look = await preflight(this.o.edge, this.o.runId, this.o.token, 5000);
+        if (this.halted) return;
+        if (look.kind === "live" && look.epoch > this.epoch) {
+          this.fenced(`epoch ${look.epoch} was claimed while this bridge (epoch ${this.epoch}) was disconnected`);
+          return;
+        }
+        if (look.kind === "terminal") {
+          await this.runOver(EXIT.ok, `run ${this.o.runId} ended on the edge (${look.status}) while disconnected`);
+          return;
+        }
+        if (look.kind === "unknown") {
+          this.stop(EXIT.unknownRun, `run ${this.o.runId} is unknown to the edge`);
+          return;
+        }
+      }
+      const claimedHere = await this.connectOnce();
+      if (this.halted) return;
+      if (claimedHere) {
+        attempt = 0;
+        failingSince = Date.now();
+      }
+      attempt++;
+      const waited = Date.now() - failingSince;
+      if (waited > this.o.giveUpMs) {
+        this.stop(EXIT.failure, `gave up: no claimed connection to the edge for ${this.o.giveUpMs} ms`);
+        return;
+      }
+      const delay = Math.min(backoffDelay(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs), this.o.giveUpMs - waited + 1);
+      this.o.log.info(`connection lost; reconnecting in ${delay} ms (attempt ${attempt})`);
+      await sleep(delay);
+    }
+  }
+
+  /** One connection; resolves when it closes, with whether it was claimed. */
+  private connectOnce(): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let claimedHere = false;
+      const socket = connectSocket(this.o.edge, this.o.runId, this.o.token, {
+        onOpen: () => {
+          this.sendFrame(socket, { type: "hello", runnerId: this.o.runnerId, lastSourceSeq: this.reader.linesReturned });
+        },
+        onMessage: (text) => {
+          if (this.socket !== socket || this.halted) return;
+          const wasClaimed = this.claimed;
+          this.onFrame(text);
+          if (!wasClaimed && this.claimed) claimedHere = true;
+        },
+        onClose: (code, reason) => {
+          clearTimeout(claimTimer);
+          if (this.socket === socket) {
+            this.socket = null;
+            this.claimed = false;
+            if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+          }
+          if (!this.halted) this.onClose(code, reason);
+          resolve(claimedHere);
+        },
+      });
+      this.socket = socket;
+      const claimTimer = setTimeout(() => {
+        if (!claimedHere) {
+          this.o.log.warn(`no claim within ${this.o.claimTimeoutMs} ms; dropping the connection`);
+          socket.close();
+        }
+      }, this.o.claimTimeoutMs);
+    });
+  }
+
+  private onClose(code: number, reason: string): void {
+    if (code === 4001) this.fenced(`connection closed with 4001${reason ? ` (${reason})` : ""}`);
+    else if (code === 4002)
+      void this.runOver(this.everClaimed ? EXIT.ok : EXIT.terminalRun, `run ${this.o.runId} was ended by the edge`);
+    else if (code === 4003) void this.runOver(EXIT.terminalRun, `run ${this.o.runId} was purged on the edge`);
+  }
+
+  private sendFrame(socket: Socket | null, frame: Parameters<typeof encodeRunnerFrame>[0]): boolean {
+    if (this.halted || !socket || !socket.isOpen()) return false;
+    socket.send(encodeRunnerFrame(frame));
+    return true;
+  }
+
+  // ---- frames from the edge -----------------------------------------------------------------
+
+  private onFrame(text: string): void {
+    const parsed = parseServerFrame(text);
+    if ("error" in parsed) {
+      this.o.log.warn(`ignoring frame from the edge: ${parsed.error}`);
+      return;
+    }
+    const frame = parsed.frame;
+    switch (frame.type) {
+      case "claimed":
+        this.onClaimed(frame.epoch, frame.ackedSourceSeq, frame.heartbeatMs);
+        for (const cmd of frame.commands) void this.onCommand(cmd);
+        break;
+      case "ack":
+        this.onAck(frame.highestSourceSeq);
+        break;
+      case "gap":
+        this.o.log.warn(`edge expects sourceSeq ${frame.expected}; resending from there`);
+        if (frame.expected - 1 < this.acked) this.acked = frame.expected - 1;
+        this.sentUpTo = Math.min(this.sentUpTo, frame.expected - 1);
+        break;
+      case "conflict":
+        this.stop(
+          EXIT.failure,
+          `the edge holds a different event at sourceSeq ${frame.sourceSeq}: journal ${this.o.paths.journal} does not belong to this run`,
+        );
+        break;
+      case "fenced":
+        this.fenced(`edge is at epoch ${frame.epoch}`);
+        break;
+      case "rejected":
+        void this.runOver(
+          this.everClaimed ? EXIT.ok : EXIT.terminalRun,
+          this.everClaimed
+            ? `run ${this.o.runId} was ended by the edge (${frame.status})`
+            : `terminal-run: run ${this.o.runId} is already ${frame.status}`,
+        );
+        break;
+      case "completed":
+        void this.runOver(EXIT.ok, `run ${this.o.runId} finished: ${frame.status}`);
+        break;
+      case "command":
+        void this.onCommand(frame);
+        break;
+      case "error":
+        if (frame.code === "outcome_conflict") {
+          void this.runOver(EXIT.terminalRun, `terminal-run: the edge already ended run ${this.o.runId} differently (${frame.message})`);
+        } else {
+          this.o.log.warn(`edge error ${frame.code}: ${frame.message}`);
+        }
+        break;
+    }
+  }
+
+  private onClaimed(epoch: number, ackedSourceSeq: number, heartbeatMs: number): void {
+    this.epoch = epoch;
+    this.claimed = true;
+    this.everClaimed = true;
+    this.completing = false;
+    this.acked = ackedSourceSeq;
+    this.sentUpTo = ackedSourceSeq;
+    this.dropAcked();
+    this.o.log.info(`claimed run ${this.o.runId} at epoch ${epoch} (edge holds ${ackedSourceSeq} events)`);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    const every = Math.max(50, Math.floor(heartbeatMs / 3));
+    this.heartbeatTimer = setInterval(() => {
+      if (this.claimed) this.sendFrame(this.socket, { type: "heartbeat", epoch: this.epoch });
+    }, every);
+    this.pump();
+  }
+
+  private onAck(highest: number): void {
+    if (highest > this.acked) this.acked = highest;
+    this.dropAcked();
+    this.pump();
+  }
+
+  private dropAcked(): void {
+    let i = 0;
+    while (i < this.unacked.length && (this.unacked[i]?.sourceSeq ?? 0) <= this.acked) i++;
+    if (i > 0) this.unacked.splice(0, i);
+  }
+
+  // ---- commands ------------------------------------------------------------------------------
+
+  private ack(cmd: CommandFrame, state: "delivered" | "applied" | "rejected"): void {
+    if (!this.claimed) return; // the edge re-sends unacked commands on the next claim
+    this.sendFrame(this.socket, {
+      type: "commandAck",
+      epoch: this.epoch,
+      controllerSeq: cmd.controllerSeq,
+      commandId: cmd.commandId,
+      state,
+    });
+  }
+
+  private async onCommand(cmd: CommandFrame): Promise<void> {
+    if (this.halted) return;
+    if (cmd.kind === "cancel") {
+      await this.applyCancel(cmd);
+      return;
+    }
+    const plan = this.o.adapter.command(cmd);
+    switch (plan.kind) {
+      case "defer":
+        this.deferred.set(cmd.commandId, cmd);
+        return;
+      case "reject":
+        this.o.log.warn(`rejecting ${cmd.kind} command ${cmd.commandId}: ${plan.reason}`);
+        this.ack(cmd, "rejected");
+        return;
+      case "inbox": {
+        if (this.reader.exit && !this.inbox.has(cmd.commandId)) {
+          this.ack(cmd, "rejected"); // the agent is gone; nobody would read it
+          return;
+        }
+        if (this.halted) return;
+        const written = await withFileLock(`${this.o.paths.inbox}.lock`, () =>
+          this.halted ? false : this.inbox.appendOnce(plan.envelopes),
+        );
+        if (this.halted) return;
+        if (written && this.o.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
+        this.o.log.info(`${written ? "delivered" : "already delivered"} ${cmd.kind} command ${cmd.commandId}`);
+        this.ack(cmd, "applied");
+        return;
+      }
+      case "signal": {
+        const fresh = await withFileLock(`${this.o.paths.control}.lock`, () =>
+          this.halted ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }]),
+        );
+        if (this.halted) return;
+        if (fresh) {
+          const pgid = await this.agentGroup();
+          if (pgid !== null) signalGroup(pgid, plan.signal);
+        }
+        this.ack(cmd, "applied");
+        return;
+      }
+    }
+  }
+
+  private async applyCancel(cmd: CommandFrame): Promise<void> {
+    if (this.halted) return;
+    await withFileLock(`${this.o.paths.control}.lock`, () =>
+      this.halted ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }]),
+    );
+    if (this.halted) return;
+    this.cancelRequested = true;
+    const pgid = await this.agentGroup();
+    if (pgid !== null && groupAlive(pgid) && !this.cancelling) {
+      signalGroup(pgid, "SIGTERM");
+      this.o.log.info(`cancel ${cmd.commandId}: SIGTERM sent to process group ${pgid}`);
+      this.cancelling = terminateGroup(pgid, this.o.graceMs, true).catch((err: Error) => {
+        this.o.log.warn(err.message);
+      });
+    }
+    this.ack(cmd, "applied");
+  }
+
+  /** The agent's process group id (its pid), waiting briefly for the supervisor to record it. */
+  private async agentGroup(): Promise<number | null> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const pid = readPid(this.o.paths.agentPid);
+      if (pid !== null || Date.now() > deadline || this.halted) return pid;
+      await sleep(25);
+    }
+  }
+
+  // ---- the pump: journal → memory → socket → completion ---------------------------------------
+
+  private pump(): void {
+    if (this.halted || !this.everClaimed || this.pumping) return;
+    this.pumping = true;
+    try {
+      this.readJournal();
+      this.retryDeferred();
+      this.sendEvents();
+      this.maybeComplete();
+    } catch (err) {
+      this.stop(EXIT.failure, `bridge failure: ${(err as Error).message}`);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private readJournal(): void {
+    while (this.unacked.length < WINDOW && !this.halted) {
+      const lines = this.reader.read(WINDOW - this.unacked.length);
+      if (lines.length === 0) break;
+      for (const line of lines) {
+        const result = this.o.adapter.onLine(line.text);
+        for (const group of result.reactions ?? []) this.inbox.appendOnce(group);
+        if (line.lineNo <= this.acked) continue;
+        const event: RunnerEvent = { sourceSeq: line.lineNo, type: result.event.type };
+        if (result.event.data !== undefined) event.data = result.event.data;
+        this.unacked.push(fitEvent(event, line.text));
+      }
+    }
+  }
+
+  private retryDeferred(): void {
+    if (this.deferred.size === 0 || !this.claimed) return;
+    const pending = [...this.deferred.values()];
+    this.deferred.clear();
+    for (const cmd of pending) void this.onCommand(cmd);
+  }
+
+  private sendEvents(): void {
+    if (!this.claimed || !this.socket?.isOpen()) return;
+    let i = this.unacked.findIndex((e) => e.sourceSeq > this.sentUpTo);
+    if (i < 0) return;
+    while (i < this.unacked.length && this.socket.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
+      const batch: RunnerEvent[] = [];
+      let bytes = 0;
+      while (i < this.unacked.length && batch.length < MAX_BATCH_EVENTS) {
+        const event = this.unacked[i] as RunnerEvent;
+        const size = Buffer.byteLength(JSON.stringify(event));
+        if (batch.length > 0 && bytes + size > MAX_FRAME_PAYLOAD) break;
+        batch.push(event);
+        bytes += size;
+        i++;
+      }
+      if (!this.sendFrame(this.socket, { type: "events", epoch: this.epoch, events: batch })) return;
+      this.sentUpTo = (batch[batch.length - 1] as RunnerEvent).sourceSeq;
+    }
+  }
+
+  private maybeComplete(): void {
+    let exit = this.reader.exit;
+    if (!exit) exit = this.supervisorLost();
+    if (!exit || !this.claimed || this.completing) return;
+    const total = this.reader.totalLines ?? this.reader.linesReturned;
+    if (this.acked < total) return;
+    this.completing = true;
+    void this.complete(exit);
+  }
+
+  /** The supervisor died without writing a sentinel (e.g. killed with the whole sandbox). */
+  private supervisorLost(): ExitInfo | null {
+    const pid = readPid(this.o.paths.supervisorPid);
+    if (pid === null || processAlive(pid)) {
+      this.supervisorGoneAt = null;
+      return null;
+    }
+    this.supervisorGoneAt ??= Date.now();
+    if (Date.now() - this.supervisorGoneAt < 2000 || this.reader.exit) return null;
+    const agent = readPid(this.o.paths.agentPid);
+    if (agent !== null && groupAlive(agent)) return null;
+    return { code: null, signal: null, spawnError: "the supervisor died before the agent's exit was recorded" };
+  }
+
+  private async complete(exit: ExitInfo): Promise<void> {
+    // Nothing of the agent may outlive its run: reap stragglers of the group first.
+    const pgid = readPid(this.o.paths.agentPid);
+    try {
+      if (this.cancelling) await this.cancelling;
+      if (pgid !== null && groupAlive(pgid)) await terminateGroup(pgid, this.o.graceMs);
+    } catch (err) {
+      this.o.log.warn((err as Error).message);
+    }
+    if (this.halted) return;
+    if (!this.outcome) {
+      const outcome = this.o.adapter.outcome(exit, {
+        cancelled: this.cancelRequested,
+        stderrTail: readTail(this.o.paths.stderr, 4096),
+      });
+      if (outcome.error) outcome.error = { ...outcome.error, message: this.o.log.scrub(outcome.error.message) };
+      this.outcome = outcome;
+    }
+    this.o.log.info(`agent exited; reporting ${this.outcome.status}`);
+    if (!this.sendFrame(this.socket, { type: "complete", epoch: this.epoch, outcome: this.outcome })) {
+      this.completing = false; // retried after the next claim
+    }
+  }
+}
+
+/** An event too large for a frame becomes a (deterministically) truncated text event. */
+function fitEvent(event: RunnerEvent, line: string): RunnerEvent {
+  if (Buffer.byteLength(JSON.stringify(event)) <= MAX_EVENT_BYTES) return event;
+  return {
+    sourceSeq: event.sourceSeq,
+    type: TEXT_EVENT,
+    data: { delta: line.slice(0, 64 * 1024), truncated: true, length: line.length },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,118 @@
+/**
+ * The supervisor: a small detached process that owns the agent for the whole run, so the agent
+ * outlives any number of bridges.
+ *
+ *   node supervisor.ts <run-dir>
+ *
+ * - starts the agent in its own process group, stdout appended to journal.ndjson (the kernel writes
+ *   it; nothing is piped through a bridge), stderr appended to stderr.log;
+ * - feeds inbox.ndjson into the agent's stdin, envelope by envelope, as it grows;
+ * - when the agent exits, terminates a torn last line and appends the exit sentinel (exit code or
+ *   signal, plus the run's nonce).
+ * Its environment is exactly the agent's environment (the bridge built it).
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { readSpec, runPaths, writeFileAtomic } from "./rundir.ts";
+import { type ExitInfo, formatSentinel } from "./sentinel.ts";
+
+const dir = process.argv[2];
+if (!dir) {
+  process.stderr.write("supervisor: usage: supervisor.ts <run-dir>\n");
+  process.exit(1);
+}
+const paths = runPaths(dir);
+const spec = readSpec(paths);
+if (!spec) {
+  process.stderr.write(`supervisor: no run spec in ${paths.dir}\n`);
+  process.exit(1);
+}
+// The supervisor lives in its own session; hang-ups and terminal signals are not its business.
+process.on("SIGHUP", () => {});
+process.on("SIGINT", () => {});
+writeFileAtomic(paths.supervisorPid, `${process.pid}\n`);
+
+const journalFd = fs.openSync(paths.journal, "a", 0o600);
+const stderrFd = fs.openSync(paths.stderr, "a", 0o600);
+
+let finished = false;
+function finish(exit: ExitInfo): void {
+  if (finished) return;
+  finished = true;
+  clearInterval(feedTimer);
+  try {
+    const size = fs.fstatSync(journalFd).size;
+    let prefix = "";
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      fs.readSync(fs.openSync(paths.journal, "r"), last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) prefix = "\n";
+    }
+    fs.writeSync(journalFd, `${prefix}${formatSentinel(spec!.nonce, exit)}\n`);
+  } finally {
+    process.exit(0);
+  }
+}
+
+const child = spawn(spec.command, spec.args, {
+  cwd: spec.cwd,
+  env: process.env,
+  detached: true, // own process group: cancel signals the whole tree, never the supervisor
+  stdio: ["pipe", journalFd, stderrFd],
+});
+child.on("error", (err) => {
+  fs.writeSync(stderrFd, `runner-bridge supervisor: could not start ${spec.command}: ${err.message}\n`);
+  finish({ code: 127, signal: null, spawnError: err.message });
+});
+if (child.pid !== undefined) writeFileAtomic(paths.agentPid, `${child.pid}\n`);
+child.on("exit", (code, signal) => finish({ code, signal }));
+child.stdin?.on("error", () => {
+  // the agent closed its stdin or exited; nothing to deliver any more
+});
+
+// Inbox feeder: forward each complete envelope line exactly once, in order.
+let offset = 0;
+let partial = "";
+let stdinClosed = false;
+function feed(): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(paths.inbox, "r");
+  } catch {
+    return;
+  }
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, offset);
+      if (n <= 0) break;
+      offset += n;
+      partial += buf.toString("utf8", 0, n);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  let nl = partial.indexOf("\n");
+  while (nl >= 0) {
+    const line = partial.slice(0, nl);
+    partial = partial.slice(nl + 1);
+    deliver(line);
+    nl = partial.indexOf("\n");
+  }
+}
+function deliver(envelopeLine: string): void {
+  if (stdinClosed || !child.stdin) return;
+  let envelope: { line?: unknown; close?: unknown };
+  try {
+    envelope = JSON.parse(envelopeLine) as typeof envelope;
+  } catch {
+    return; // a torn write from a crashed bridge; the bridge terminated it with a newline
+  }
+  if (typeof envelope.line === "string") child.stdin.write(`${envelope.line}\n`);
+  if (envelope.close === true) {
+    stdinClosed = true;
+    child.stdin.end();
+  }
+}
+const feedTimer = setInterval(feed, 20);
+feed();

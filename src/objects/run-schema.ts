@@ -1,0 +1,62 @@
+/** SQLite schema of RunObject. Every statement is idempotent so it can run on each start. */
+export const RUN_SCHEMA = `
+CREATE TABLE IF NOT EXISTS run (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  tenant TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  status TEXT NOT NULL,
+  epoch INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  claimed_at INTEGER,
+  finished_at INTEGER,
+  purged_at INTEGER,
+  last_seq INTEGER NOT NULL DEFAULT 0,
+  highest_source_seq INTEGER NOT NULL DEFAULT 0,
+  controller_seq INTEGER NOT NULL DEFAULT 0,
+  runner_id TEXT,
+  outcome TEXT,
+  agent TEXT,
+  input TEXT,
+  metadata TEXT NOT NULL,
+  timeouts TEXT NOT NULL,
+  retention_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  source_seq INTEGER UNIQUE,
+  type TEXT NOT NULL,
+  data TEXT NOT NULL,
+  time INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commands (
+  command_id TEXT PRIMARY KEY,
+  controller_seq INTEGER NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  body TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  state TEXT NOT NULL,
+  delivered_epoch INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS approvals (
+  request_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  requested_seq INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  decision TEXT,
+  reason TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  resolved_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS timers (
+  kind TEXT NOT NULL,
+  ref TEXT NOT NULL DEFAULT '',
+  due_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, ref)
+);
+`;

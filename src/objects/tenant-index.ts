@@ -1,0 +1,89 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env.ts";
+import type { RunStatus } from "../protocol/index.ts";
+import { TENANT_INDEX_SCHEMA } from "./tenant-index-schema.ts";
+
+export interface RunListing {
+  runId: string;
+  status: RunStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface Cursor {
+  createdAt: number;
+  runId: string;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return btoa(JSON.stringify(cursor)).replaceAll("=", "");
+}
+
+function decodeCursor(text: string): Cursor | null {
+  try {
+    const value = JSON.parse(atob(text)) as Partial<Cursor>;
+    if (typeof value.createdAt === "number" && typeof value.runId === "string") {
+      return { createdAt: value.createdAt, runId: value.runId };
+    }
+  } catch {
+    // fall through
+  }
+  return null;
+}
+
+/** One per tenant: the list of its runs, newest first, kept current by each RunObject. */
+export class TenantIndex extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(TENANT_INDEX_SCHEMA);
+  }
+
+  upsert(runId: string, status: RunStatus, createdAt: number): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO runs (run_id, status, created_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`,
+      runId,
+      status,
+      createdAt,
+      Date.now(),
+    );
+  }
+
+  remove(runId: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM runs WHERE run_id = ?", runId);
+  }
+
+  list(options: { status?: RunStatus; limit: number; cursor?: string }): { runs: RunListing[]; nextCursor: string | null } | { invalidCursor: true } {
+    const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);
+    if (options.cursor !== undefined && cursor === null) return { invalidCursor: true };
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (options.status) {
+      where.push("status = ?");
+      params.push(options.status);
+    }
+    if (cursor) {
+      where.push("(created_at < ? OR (created_at = ? AND run_id < ?))");
+      params.push(cursor.createdAt, cursor.createdAt, cursor.runId);
+    }
+    const rows = this.ctx.storage.sql
+      .exec<{ run_id: string; status: string; created_at: number; updated_at: number }>(
+        `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+         ORDER BY created_at DESC, run_id DESC LIMIT ?`,
+        ...params,
+        options.limit + 1,
+      )
+      .toArray();
+    const page = rows.slice(0, options.limit);
+    const last = page[page.length - 1];
+    return {
+      runs: page.map((row) => ({
+        runId: row.run_id,
+        status: row.status as RunStatus,
+        createdAt: new Date(row.created_at).toISOString(),
+        updatedAt: new Date(row.updated_at).toISOString(),
+      })),
+      nextCursor: rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, runId: last.run_id }) : null,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Every error code the control plane can answer with, and the HTTP status it maps to.
+ * WebSocket error frames use the same codes.
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_query: 400,
+  invalid_body: 422,
+  invalid_frame: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  stale: 409,
+  terminal_run: 409,
+  not_terminal: 409,
+  outcome_conflict: 409,
+  not_claimed: 409,
+  stale_epoch: 409,
+  gone: 410,
+  payload_too_large: 413,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { error: { code, message } };
+}
+
+/** A failed operation as a value, so objects can answer RPC calls without throwing. */
+export interface Failure {
+  ok: false;
+  code: ErrorCode;
+  message: string;
+  /** Extra fields some failures carry (e.g. the final status of a purged run). */
+  details?: { [key: string]: string | number | boolean | null };
+}
+
+export function fail(code: ErrorCode, message: string, details?: Failure["details"]): Failure {
+  return details ? { ok: false, code, message, details } : { ok: false, code, message };
+}
+
+export function isFailure<T>(value: T | Failure): value is Failure {
+  return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === false;
+}

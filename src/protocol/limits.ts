@@ -1,0 +1,20 @@
+/** Largest WebSocket frame or HTTP body accepted, in bytes. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+/** Most events one `events` frame may carry. */
+export const MAX_BATCH_EVENTS = 500;
+/** Page size bounds for GET /v1/runs/:runId/events. */
+export const EVENTS_PAGE_DEFAULT = 100;
+export const EVENTS_PAGE_MAX = 500;
+/** Page size bounds for GET /v1/runs. */
+export const RUNS_PAGE_DEFAULT = 50;
+export const RUNS_PAGE_MAX = 200;
+/** How long a runner has to confirm a cancel before the object overrules it. */
+export const CANCEL_GRACE_MS = 30_000;
+/** Default lifetimes of minted tokens. */
+export const VIEWER_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
+export const RUNNER_TOKEN_EXTRA_MS = 24 * 60 * 60 * 1000;
+/** WebSocket close codes. */
+export const CLOSE_NORMAL = 1000;
+export const CLOSE_FENCED = 4001;
+export const CLOSE_REJECTED = 4002;
+export const CLOSE_PURGED = 4003;

@@ -1,0 +1,126 @@
+import { z } from "zod";
+
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const RunId = z.string().regex(RUN_ID_PATTERN, "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting",
+  "stalled",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+] as const;
+export const RunStatus = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "cancelled", "timed_out"];
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+/** Defaults for every run deadline, in milliseconds. */
+export const DEFAULT_TIMEOUTS = {
+  claimMs: 15 * 60 * 1000,
+  heartbeatMs: 30 * 1000,
+  takeoverMs: 5 * 60 * 1000,
+  approvalMs: DAY,
+  idleMs: 60 * 60 * 1000,
+  runMs: 7 * DAY,
+} as const;
+export const DEFAULT_RETENTION_MS = 30 * DAY;
+export const MAX_DEADLINE_MS = 365 * DAY;
+
+const Millis = z.number().int().min(1).max(MAX_DEADLINE_MS);
+export const Timeouts = z
+  .object({
+    claimMs: Millis,
+    heartbeatMs: Millis,
+    takeoverMs: Millis,
+    approvalMs: Millis,
+    idleMs: Millis,
+    runMs: Millis,
+  })
+  .strict();
+export type Timeouts = z.infer<typeof Timeouts>;
+
+export const ErrorInfo = z.object({ code: z.string().min(1).max(200), message: z.string().max(8192) }).strict();
+export type ErrorInfo = z.infer<typeof ErrorInfo>;
+
+/** How a run ended. Runners may report succeeded, failed or cancelled; the object alone times runs out. */
+export const RunnerOutcome = z
+  .object({
+    status: z.enum(["succeeded", "failed", "cancelled"]),
+    exitCode: z.number().int().optional(),
+    error: ErrorInfo.optional(),
+  })
+  .strict();
+export type RunnerOutcome = z.infer<typeof RunnerOutcome>;
+export interface Outcome {
+  status: "succeeded" | "failed" | "cancelled" | "timed_out";
+  exitCode?: number;
+  error?: ErrorInfo;
+}
+
+export type EventSource = "runner" | "control";
+export interface RunEvent {
+  seq: number;
+  epoch: number;
+  source: EventSource;
+  sourceSeq?: number;
+  type: string;
+  data: unknown;
+  time: string;
+}
+
+export const COMMAND_STATES = ["queued", "delivered", "applied", "rejected", "unknown"] as const;
+export type CommandState = (typeof COMMAND_STATES)[number];
+export type CommandType = "input" | "interrupt" | "cancel" | "approval";
+
+export interface CommandRecord {
+  commandId: string;
+  controllerSeq: number;
+  type: CommandType;
+  text?: string;
+  requestId?: string;
+  decision?: "approve" | "deny";
+  reason?: string;
+  state: CommandState;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ApprovalState = "pending" | "approved" | "denied" | "expired";
+export interface ApprovalRecord {
+  requestId: string;
+  state: ApprovalState;
+  requestedSeq: number;
+  data: unknown;
+  decision?: "approve" | "deny";
+  reason?: string;
+  createdAt: string;
+  expiresAt?: string;
+  resolvedAt?: string;
+}
+
+export interface RunRecord {
+  id: string;
+  status: RunStatus;
+  epoch: number;
+  createdAt: string;
+  claimedAt: string | null;
+  finishedAt: string | null;
+  lastSeq: number;
+  highestSourceSeq: number;
+  outcome: Outcome | null;
+  agent: unknown;
+  input: unknown;
+  timeouts: Timeouts;
+  retentionMs: number;
+  metadata: Record<string, unknown>;
+  pendingApprovals: ApprovalRecord[];
+  runner: { id: string | null; connected: boolean; leaseExpiresAt: string | null };
+}

@@ -1,0 +1,75 @@
+import type { ApprovalRecord, ApprovalState } from "../protocol/index.ts";
+
+interface RawApproval extends Record<string, SqlStorageValue> {
+  request_id: string;
+  state: string;
+  requested_seq: number;
+  data: string;
+  decision: string | null;
+  reason: string | null;
+  created_at: number;
+  expires_at: number | null;
+  resolved_at: number | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function toRecord(row: RawApproval): ApprovalRecord {
+  const record: ApprovalRecord = {
+    requestId: row.request_id,
+    state: row.state as ApprovalState,
+    requestedSeq: row.requested_seq,
+    data: JSON.parse(row.data),
+    createdAt: iso(row.created_at),
+  };
+  if (row.decision !== null) record.decision = row.decision as "approve" | "deny";
+  if (row.reason !== null) record.reason = row.reason;
+  if (row.expires_at !== null) record.expiresAt = iso(row.expires_at);
+  if (row.resolved_at !== null) record.resolvedAt = iso(row.resolved_at);
+  return record;
+}
+
+/** Rows of the approvals table. */
+export class ApprovalStore {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  find(requestId: string): ApprovalRecord | null {
+    const row = this.sql.exec<RawApproval>("SELECT * FROM approvals WHERE request_id = ?", requestId).toArray()[0];
+    return row ? toRecord(row) : null;
+  }
+
+  insertPending(requestId: string, requestedSeq: number, data: unknown, now: number, expiresAt: number): void {
+    this.sql.exec(
+      `INSERT INTO approvals (request_id, state, requested_seq, data, created_at, expires_at)
+       VALUES (?, 'pending', ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
+      requestId,
+      requestedSeq,
+      JSON.stringify(data ?? null),
+      now,
+      expiresAt,
+    );
+  }
+
+  resolve(requestId: string, state: ApprovalState, decision: "approve" | "deny", reason: string | undefined, now: number): ApprovalRecord {
+    this.sql.exec(
+      "UPDATE approvals SET state = ?, decision = ?, reason = ?, resolved_at = ? WHERE request_id = ?",
+      state,
+      decision,
+      reason ?? null,
+      now,
+      requestId,
+    );
+    return this.find(requestId) as ApprovalRecord;
+  }
+
+  pending(): ApprovalRecord[] {
+    return this.sql
+      .exec<RawApproval>("SELECT * FROM approvals WHERE state = 'pending' ORDER BY requested_seq")
+      .toArray()
+      .map(toRecord);
+  }
+}

@@ -1,0 +1,69 @@
+import { isTerminal } from "../protocol/index.ts";
+import type { RunMachine } from "./run-machine.ts";
+import type { Timer } from "./timers.ts";
+
+/**
+ * Acts on every timer that is due. Alarms are delivered at least once, so each handler checks
+ * the run is still in the state the timer was set for, and deletes its row when done.
+ * Returns true when the tenant index needs to be brought up to date.
+ */
+export function fireDueTimers(machine: RunMachine): { indexSync: boolean } {
+  let indexSync = false;
+  for (const timer of machine.timers.due(machine.now)) {
+    machine.timers.clear(timer.kind, timer.ref);
+    if (timer.kind === "index_sync") indexSync = true;
+    else fire(machine, timer);
+  }
+  return { indexSync };
+}
+
+function fire(machine: RunMachine, timer: Timer): void {
+  const run = machine.run();
+  if (!run || run.purgedAt !== null) return;
+  const timeouts = run.timeouts;
+  switch (timer.kind) {
+    case "claim":
+      if (run.status === "queued") {
+        machine.terminalize({ status: "timed_out", error: { code: "claim_timeout", message: `no runner claimed the run within ${timeouts.claimMs} ms` } }, true);
+      }
+      return;
+    case "lease":
+      if (run.status === "running" || run.status === "waiting") {
+        machine.setStatus("stalled");
+        machine.timers.set("takeover", machine.now + timeouts.takeoverMs);
+        machine.control(run.epoch, "run.stalled", { epoch: run.epoch, reason: "heartbeat lease expired" });
+      }
+      return;
+    case "takeover":
+      if (run.status === "stalled") {
+        machine.terminalize({ status: "failed", error: { code: "runner_lost", message: `no runner took over within ${timeouts.takeoverMs} ms` } }, true);
+      }
+      return;
+    case "approval":
+      if (!isTerminal(run.status) && machine.approvals.find(timer.ref)?.state === "pending") {
+        machine.settleApproval(run, timer.ref, "expired", "deny", "approval_timeout");
+      }
+      return;
+    case "idle":
+      if (run.status === "waiting") machine.timers.set("idle", machine.now + timeouts.idleMs);
+      else if (run.status === "running") endWithCancel(machine, "idle_timeout", `no runner event for ${timeouts.idleMs} ms`);
+      return;
+    case "deadline":
+      if (!isTerminal(run.status)) endWithCancel(machine, "run_deadline", `the run exceeded its ${timeouts.runMs} ms deadline`);
+      return;
+    case "cancel_grace":
+      if (!isTerminal(run.status)) {
+        machine.terminalize({ status: "cancelled", error: { code: "cancel_unconfirmed", message: "the runner did not confirm the cancel in time" } }, true);
+      }
+      return;
+    case "retention":
+      if (isTerminal(run.status)) machine.purge();
+      return;
+  }
+}
+
+/** Times the run out and tells a connected runner to stop its agent. */
+function endWithCancel(machine: RunMachine, code: string, message: string): void {
+  machine.submitCommand(`~${code}`, "cancel", { reason: code });
+  machine.terminalize({ status: "timed_out", error: { code, message } }, true);
+}

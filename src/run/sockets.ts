@@ -1,0 +1,95 @@
+import { CLOSE_FENCED, CLOSE_NORMAL, CLOSE_REJECTED, isTerminal, type RunStatus, type ServerToRunner, type ServerToViewer } from "../protocol/index.ts";
+import type { Effects } from "./effects.ts";
+
+/** What each hibernatable socket remembers across evictions. */
+export type SocketAttachment =
+  | { role: "runner"; epoch: number; runnerId: string | null }
+  | { role: "viewer"; interact: boolean };
+
+export function attachmentOf(ws: WebSocket): SocketAttachment | null {
+  return ws.deserializeAttachment() as SocketAttachment | null;
+}
+
+export function send(ws: WebSocket, frame: ServerToRunner | ServerToViewer): void {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // The peer is gone; its close handler cleans up.
+  }
+}
+
+export function closeSocket(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed.
+  }
+}
+
+/** The sockets of one run, grouped by role through hibernation tags. */
+export class RunSockets {
+  private readonly ctx: DurableObjectState;
+
+  constructor(ctx: DurableObjectState) {
+    this.ctx = ctx;
+  }
+
+  runners(): WebSocket[] {
+    return this.ctx.getWebSockets("runner");
+  }
+
+  viewers(): WebSocket[] {
+    return this.ctx.getWebSockets("viewer");
+  }
+
+  /** The runner socket holding the current claim, if it is connected. */
+  currentRunner(epoch: number): WebSocket | null {
+    if (epoch === 0) return null;
+    return this.runners().find((ws) => {
+      const attachment = attachmentOf(ws);
+      return attachment?.role === "runner" && attachment.epoch === epoch && ws.readyState === WebSocket.OPEN;
+    }) ?? null;
+  }
+
+  fenceAllBut(keep: WebSocket, epoch: number): void {
+    for (const ws of this.runners()) {
+      if (ws === keep) continue;
+      send(ws, { type: "fenced", epoch });
+      closeSocket(ws, CLOSE_FENCED, "fenced by a newer claim");
+    }
+  }
+
+  /** Delivers what a committed operation produced, in the order viewers must see it. */
+  apply(effects: Effects, epoch: number, status: RunStatus): void {
+    const viewers = this.viewers();
+    if (effects.appended.length > 0) {
+      const frame = JSON.stringify({ type: "events", events: effects.appended } satisfies ServerToViewer);
+      for (const ws of viewers) sendRaw(ws, frame);
+    }
+    const runner = this.currentRunner(epoch);
+    if (runner) for (const frame of effects.runnerFrames) send(runner, frame);
+    if (effects.endRunner) {
+      for (const ws of this.runners()) {
+        send(ws, effects.endRunner);
+        closeSocket(ws, CLOSE_REJECTED, "run ended");
+      }
+    }
+    if (effects.statusChanged) {
+      for (const ws of viewers) send(ws, { type: "status", status });
+      if (isTerminal(status)) {
+        for (const ws of viewers) {
+          send(ws, { type: "end", status });
+          closeSocket(ws, CLOSE_NORMAL, "run ended");
+        }
+      }
+    }
+  }
+}
+
+function sendRaw(ws: WebSocket, frame: string): void {
+  try {
+    ws.send(frame);
+  } catch {
+    // The peer is gone.
+  }
+}

@@ -1,0 +1,99 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { RunEvent, RunRecord } from "../../src/protocol/index.ts";
+
+export const KEY_A = "key-a";
+export const KEY_B = "key-b";
+export const BASE = "http://edge.test";
+export const DAY = 24 * 60 * 60 * 1000;
+
+const worker = (exports as unknown as { default: Fetcher }).default;
+
+export function call(path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const key = init.key === undefined ? KEY_A : init.key;
+  if (key !== null) headers.set("authorization", `Bearer ${key}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set("content-type", "application/json");
+  }
+  return worker.fetch(`${BASE}${path}`, { ...init, headers, body });
+}
+
+export async function json<T = any>(response: Response, status?: number): Promise<T> {
+  const text = await response.text();
+  if (status !== undefined && response.status !== status) {
+    throw new Error(`expected HTTP ${status}, got ${response.status}: ${text}`);
+  }
+  return JSON.parse(text) as T;
+}
+
+let counter = 0;
+export function uniqueRunId(prefix = "run"): string {
+  counter += 1;
+  return `${prefix}-${counter}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+export interface CreatedRun {
+  run: RunRecord;
+  runnerToken: string;
+  viewerToken: string;
+}
+
+export async function createRun(body: Record<string, unknown> = {}, key = KEY_A): Promise<CreatedRun> {
+  return json<CreatedRun>(await call("/v1/runs", { method: "POST", json: { runId: uniqueRunId(), ...body }, key }), 201);
+}
+
+export async function getRun(runId: string, key = KEY_A): Promise<RunRecord> {
+  return json<RunRecord>(await call(`/v1/runs/${runId}`, { key }), 200);
+}
+
+/** The whole stored log, read through the public paging API. */
+export async function allEvents(runId: string, key = KEY_A): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let after = 0;
+  for (;;) {
+    const page = await json<{ events: RunEvent[]; nextAfter: number; hasMore: boolean }>(
+      await call(`/v1/runs/${runId}/events?after=${after}&limit=500`, { key }),
+      200,
+    );
+    events.push(...page.events);
+    after = page.nextAfter;
+    if (!page.hasMore) return events;
+  }
+}
+
+/** Runner events as (sourceSeq, type, data) triples: what a transcript comparison needs. */
+export async function runnerTranscript(runId: string): Promise<Array<[number | undefined, string, unknown]>> {
+  return (await allEvents(runId)).filter((e) => e.source === "runner").map((e) => [e.sourceSeq, e.type, e.data]);
+}
+
+export function expectGapless(events: RunEvent[]): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+}
+
+export function runObject(runId: string, tenant = "tenant-a") {
+  return env.RUNS.get(env.RUNS.idFromName(`${tenant}:${runId}`));
+}
+
+/**
+ * Moves the run `ms` into the future: every stored deadline is pulled in by `ms`, then the
+ * alarm runs. Deadlines live only in the timers table, so this is exactly what time passing does.
+ */
+export async function advance(runId: string, ms: number): Promise<void> {
+  const stub = runObject(runId);
+  await runInDurableObject(stub, async (_instance, state) => {
+    state.storage.sql.exec("UPDATE timers SET due_at = due_at - ?", ms);
+    const next = state.storage.sql.exec<{ due: number | null }>("SELECT MIN(due_at) AS due FROM timers").one().due;
+    if (next !== null) await state.storage.setAlarm(next);
+  });
+  await runDurableObjectAlarm(stub);
+}
+
+export async function timers(runId: string): Promise<Array<{ kind: string; ref: string; due_at: number }>> {
+  return runInDurableObject(runObject(runId), (_instance, state) =>
+    state.storage.sql.exec<{ kind: string; ref: string; due_at: number }>("SELECT kind, ref, due_at FROM timers ORDER BY kind").toArray(),
+  );
+}

@@ -1,0 +1,35 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two projects: the control plane inside the Workers runtime, and runner-bridge as real
+// processes against a real `wrangler dev`.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                API_KEYS: "key-a=tenant-a,key-b=tenant-b",
+                TOKEN_SECRET: "test-token-secret",
+              },
+            },
+          }),
+        ],
+        test: { name: "edge", include: ["test/edge/**/*.test.ts"] },
+      },
+      {
+        test: {
+          name: "bridge",
+          include: ["test/bridge/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
