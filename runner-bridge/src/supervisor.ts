@@ -27,6 +27,7 @@ if (!spec) {
   process.stderr.write(`supervisor: no run spec in ${paths.dir}\n`);
   process.exit(1);
 }
+const nonce = spec.nonce;
 // The supervisor lives in its own session; hang-ups and terminal signals are not its business.
 process.on("SIGHUP", () => {});
 process.on("SIGINT", () => {});
@@ -45,10 +46,12 @@ function finish(exit: ExitInfo): void {
     let prefix = "";
     if (size > 0) {
       const last = Buffer.alloc(1);
-      fs.readSync(fs.openSync(paths.journal, "r"), last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) prefix = "\n";
+      const readFd = fs.openSync(paths.journal, "r");
+      fs.readSync(readFd, last, 0, 1, size - 1);
+      fs.closeSync(readFd);
+      if (last[0] !== 0x0a) prefix = "\n"; // end the agent's torn last line first
     }
-    fs.writeSync(journalFd, `${prefix}${formatSentinel(spec!.nonce, exit)}\n`);
+    fs.writeSync(journalFd, `${prefix}${formatSentinel(nonce, exit)}\n`);
   } finally {
     process.exit(0);
   }

@@ -1,11 +1,12 @@
 import { claudeCodeAdapter } from "./claude-code.ts";
 import { codexAdapter } from "./codex.ts";
 import { ndjsonAdapter } from "./ndjson.ts";
+import type { RunSpec } from "../rundir.ts";
 import type { Adapter } from "./types.ts";
 
 export const ADAPTERS = ["ndjson", "codex", "claude-code"] as const;
 
-export function createAdapter(name: string, spec: { cwd: string }): Adapter {
+export function createAdapter(name: string, spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
   switch (name) {
     case "ndjson":
       return ndjsonAdapter();

@@ -1,0 +1,138 @@
+import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
+import type { Envelope } from "../inbox.ts";
+import { clip, exitOutcome, parseObject, typedEvent } from "./common.ts";
+import type { Adapter, CommandPlan, LineResult } from "./types.ts";
+
+/**
+ * Claude Code in `-p --input-format stream-json --output-format stream-json --verbose` mode
+ * (add `--permission-prompt-tool stdio` for approvals to reach the edge).
+ *
+ * Output lines are typed JSON messages (`system`/`assistant`/`user`/`stream_event`/`result`),
+ * each becoming an event of that type with the other fields as data, except:
+ * - `control_request` with `request.subtype == "can_use_tool"` → `approval.requested` with data
+ *   `{requestId: request_id, toolName, input, ...}`; the decision is answered with a
+ *   `control_response` (`behavior: "allow"` with the original input as `updatedInput`, or
+ *   `behavior: "deny"` with a message);
+ * - other control requests (hook callbacks, SDK MCP messages) are answered with an error response.
+ * Input: `{"type":"user","message":{"role":"user","content":TEXT},...}` lines; `--prompt` is
+ * the first one. Interrupt: a `control_request` with subtype `interrupt`. A `result` message ends
+ * the turn and closes stdin, so the CLI exits; `is_error` makes the run fail.
+ */
+export function claudeCodeAdapter(): Adapter {
+  const permissionRequests = new Map<string, { input: unknown }>();
+  let results = 0;
+  let closed = false;
+  let lastResult: { isError: boolean; subtype: string; text: string } | null = null;
+
+  const env = (commandId: string, message: unknown): Envelope => ({ commandId, line: JSON.stringify(message) });
+  const userMessage = (text: string) => ({
+    type: "user",
+    message: { role: "user", content: text },
+    parent_tool_use_id: null,
+    session_id: "default",
+  });
+
+  return {
+    name: "claude-code",
+    startup(spec) {
+      const out: Envelope[] = [
+        env("claude:initialize", {
+          type: "control_request",
+          request_id: "rb-initialize",
+          request: { subtype: "initialize", hooks: null },
+        }),
+      ];
+      if (spec.prompt !== undefined) out.push(env("claude:prompt", userMessage(spec.prompt)));
+      return out;
+    },
+    onLine(text): LineResult {
+      const msg = parseObject(text);
+      if (msg?.type === "control_request" && typeof msg.request_id === "string") {
+        const request = (msg.request ?? {}) as Record<string, unknown>;
+        if (request.subtype === "can_use_tool") {
+          const { subtype: _subtype, tool_name, input, ...rest } = request;
+          permissionRequests.set(msg.request_id, { input });
+          return {
+            event: { type: "approval.requested", data: { requestId: msg.request_id, toolName: tool_name, input, ...rest } },
+          };
+        }
+        return {
+          event: { type: "control_request", data: { request_id: msg.request_id, request } },
+          reactions: [
+            [
+              env(`claude:unsupported:${msg.request_id}`, {
+                type: "control_response",
+                response: {
+                  subtype: "error",
+                  request_id: msg.request_id,
+                  error: `runner-bridge does not handle ${String(request.subtype)}`,
+                },
+              }),
+            ],
+          ],
+        };
+      }
+      const reactions: Envelope[][] = [];
+      if (msg?.type === "result") {
+        results++;
+        lastResult = {
+          isError: msg.is_error === true,
+          subtype: typeof msg.subtype === "string" ? msg.subtype : "unknown",
+          text: typeof msg.result === "string" ? msg.result : "",
+        };
+        closed = true;
+        reactions.push([{ commandId: `claude:close:${results}`, close: true }]);
+      }
+      return { event: typedEvent(text, msg), reactions };
+    },
+    command(cmd: CommandFrame): CommandPlan {
+      switch (cmd.kind) {
+        case "input":
+          if (closed) return { kind: "reject", reason: "the agent's stdin is closed (its turn finished)" };
+          return { kind: "inbox", envelopes: [env(cmd.commandId, userMessage(cmd.text ?? ""))] };
+        case "approval": {
+          if (!cmd.requestId || !cmd.decision) return { kind: "reject", reason: "approval without requestId/decision" };
+          const request = permissionRequests.get(cmd.requestId);
+          if (!request) return { kind: "defer" };
+          const response =
+            cmd.decision === "approve"
+              ? { behavior: "allow", updatedInput: request.input ?? {} }
+              : { behavior: "deny", message: cmd.reason ?? "denied by the run's controller" };
+          return {
+            kind: "inbox",
+            envelopes: [
+              env(cmd.commandId, {
+                type: "control_response",
+                response: { subtype: "success", request_id: cmd.requestId, response },
+              }),
+            ],
+          };
+        }
+        case "interrupt":
+          if (closed) return { kind: "reject", reason: "no turn is running" };
+          return {
+            kind: "inbox",
+            envelopes: [
+              env(cmd.commandId, {
+                type: "control_request",
+                request_id: `rb-${cmd.commandId}`,
+                request: { subtype: "interrupt" },
+              }),
+            ],
+          };
+        default:
+          return { kind: "reject", reason: `claude-code adapter cannot apply ${cmd.kind}` };
+      }
+    },
+    outcome(exit, ctx): RunnerOutcome {
+      if (ctx.cancelled) return exitOutcome(exit, ctx);
+      if (lastResult?.isError) {
+        return {
+          status: "failed",
+          error: { code: `claude_${lastResult.subtype}`, message: clip(lastResult.text || lastResult.subtype) },
+        };
+      }
+      return exitOutcome(exit, ctx);
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import os from "node:os";
+import { RUN_ID_PATTERN } from "../../src/protocol/index.ts";
+import { ADAPTERS, createAdapter } from "./adapters/index.ts";
+import { type AttachArgs, type CommonArgs, parseArgs, type RunArgs, USAGE, UsageError } from "./args.ts";
+import { normalizeEdge, type Preflight, preflight } from "./edge.ts";
+import { BridgeExit, EXIT, type ExitCode } from "./exit.ts";
+import { startAgent } from "./launch.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { terminateGroup } from "./proctree.ts";
+import {
+  defaultRunDir,
+  journalExists,
+  newNonce,
+  type RunPaths,
+  type RunSpec,
+  readPid,
+  readSpec,
+  removeRunFiles,
+  runPaths,
+} from "./rundir.ts";
+import { Session } from "./session.ts";
+
+/** Variables every agent gets from the bridge's environment; anything else only with --env. */
+const BASE_ENV = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ"];
+
+export async function main(argv: string[]): Promise<ExitCode> {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`runner-bridge: ${err.message}\n${USAGE}\n`);
+      return EXIT.failure;
+    }
+    throw err;
+  }
+  if (args.command === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  const log = createLogger({ quiet: args.quiet });
+  log.redact([args.token]);
+  try {
+    if (!RUN_ID_PATTERN.test(args.runId)) throw new BridgeExit(EXIT.failure, `--run ${args.runId} is not a valid run id`);
+    normalizeEdge(args.edge);
+    return args.command === "run" ? await runCommand(args, log) : await attachCommand(args, log);
+  } catch (err) {
+    if (err instanceof BridgeExit) {
+      process.stderr.write(`runner-bridge: ${log.scrub(err.message)}\n`);
+      return err.code;
+    }
+    process.stderr.write(`runner-bridge: ${log.scrub((err as Error).message ?? String(err))}\n`);
+    return EXIT.failure;
+  }
+}
+
+/** One look at the edge, retried briefly only while it cannot be reached at all. */
+async function lookAtRun(args: CommonArgs): Promise<Preflight> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const look = await preflight(args.edge, args.runId, args.token, 5000);
+    if (look.kind !== "unreachable" || Date.now() > deadline) return look;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function failOnVerdict(look: Preflight, runId: string): void {
+  if (look.kind === "unknown") throw new BridgeExit(EXIT.unknownRun, `unknown-run: the edge does not know run ${runId}`);
+  if (look.kind === "terminal") throw new BridgeExit(EXIT.terminalRun, `terminal-run: run ${runId} is already ${look.status}`);
+  if (look.kind === "denied") throw new BridgeExit(EXIT.failure, look.message);
+  if (look.kind === "unreachable") throw new BridgeExit(EXIT.failure, `edge unreachable: ${look.message}`);
+}
+
+function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logger): Session {
+  for (const name of spec.envNames) {
+    const value = process.env[name];
+    if (value) log.redact([value]);
+  }
+  const fault = process.env.RUNNER_BRIDGE_FAULT;
+  return new Session({
+    edge: args.edge,
+    runId: args.runId,
+    token: args.token,
+    paths,
+    spec,
+    adapter: createAdapter(spec.adapter, spec),
+    log,
+    runnerId: `${os.hostname()}:${process.pid}`,
+    giveUpMs: args.giveUpMs,
+    reconnectMinMs: args.reconnectMinMs,
+    reconnectMaxMs: Math.max(args.reconnectMinMs, args.reconnectMaxMs),
+    graceMs: args.graceMs,
+    claimTimeoutMs: 15_000,
+    ...(fault ? { fault } : {}),
+  });
+}
+
+async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
+  if (!(ADAPTERS as readonly string[]).includes(args.adapter)) {
+    throw new BridgeExit(EXIT.failure, `unknown adapter ${args.adapter} (one of ${ADAPTERS.join(", ")})`);
+  }
+  const agentEnv: Record<string, string> = {};
+  for (const name of BASE_ENV) {
+    const v = process.env[name];
+    if (v !== undefined) agentEnv[name] = v;
+  }
+  for (const name of args.envNames) {
+    const v = process.env[name];
+    if (v === undefined) throw new BridgeExit(EXIT.failure, `--env ${name}: the variable is not set`);
+    agentEnv[name] = v;
+    log.redact([v]);
+  }
+  const paths = runPaths(args.dir ?? defaultRunDir(args.runId));
+  if (journalExists(paths)) {
+    throw new BridgeExit(EXIT.failure, `a journal already exists in ${paths.dir}; use attach to take it over`);
+  }
+  failOnVerdict(await lookAtRun(args), args.runId);
+
+  const [command, ...commandArgs] = args.argv as [string, ...string[]];
+  const spec: RunSpec = {
+    version: 1,
+    runId: args.runId,
+    adapter: args.adapter,
+    command,
+    args: commandArgs,
+    cwd: process.cwd(),
+    envNames: args.envNames,
+    nonce: newNonce(),
+    createdAt: new Date().toISOString(),
+  };
+  if (args.prompt !== undefined) spec.prompt = args.prompt;
+  startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
+  log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
+  return sessionFor(args, paths, spec, log).run();
+}
+
+async function attachCommand(args: AttachArgs, log: Logger): Promise<ExitCode> {
+  const paths = runPaths(args.dir ?? defaultRunDir(args.runId));
+  const hadJournal = journalExists(paths);
+  const look = await lookAtRun(args);
+  if (look.kind === "terminal") {
+    // Nothing may keep running for a finished run; its journal has no reader any more.
+    if (hadJournal) await cleanUpFinished(paths, args.graceMs);
+    throw new BridgeExit(EXIT.terminalRun, `terminal-run: run ${args.runId} is already ${look.status}`);
+  }
+  failOnVerdict(look, args.runId);
+  if (!hadJournal) {
+    const deadline = Date.now() + args.waitMs;
+    while (!journalExists(paths)) {
+      if (Date.now() >= deadline) {
+        throw new BridgeExit(
+          EXIT.journalTimeout,
+          `journal-timeout: no journal appeared in ${paths.dir} within --wait-ms ${args.waitMs} ms`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const spec = readSpec(paths);
+  if (!spec) throw new BridgeExit(EXIT.failure, `no run spec in ${paths.dir}`);
+  if (spec.runId !== args.runId) {
+    throw new BridgeExit(EXIT.failure, `the journal in ${paths.dir} belongs to run ${spec.runId}, not ${args.runId}`);
+  }
+  log.info(`attaching to run ${args.runId} (journal ${paths.journal})`);
+  return sessionFor(args, paths, spec, log).run();
+}
+
+async function cleanUpFinished(paths: RunPaths, graceMs: number): Promise<void> {
+  const pgid = readPid(paths.agentPid);
+  if (pgid !== null) await terminateGroup(pgid, graceMs);
+  removeRunFiles(paths);
+}

@@ -1,0 +1,35 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Adapter } from "./adapters/types.ts";
+import { EnvelopeLog } from "./inbox.ts";
+import { type RunPaths, type RunSpec, writeFileAtomic } from "./rundir.ts";
+
+/**
+ * Lays out a run directory and starts the supervisor, which starts the agent. Order matters:
+ * the journal and the adapter's startup inbox exist before the spec, and the spec (written
+ * atomically) is what makes the journal "appear" to an attaching bridge.
+ */
+export function startAgent(paths: RunPaths, spec: RunSpec, adapter: Adapter, env: Record<string, string>): number {
+  fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(paths.journal, "", { flag: "a", mode: 0o600 });
+  const startup = adapter.startup(spec);
+  if (startup.length) new EnvelopeLog(paths.inbox).appendOnce(startup);
+  writeFileAtomic(paths.spec, `${JSON.stringify(spec, null, 2)}\n`);
+  return launchSupervisor(paths, spec, env);
+}
+
+/** Spawns `node supervisor.ts <dir>` detached in its own session; returns its pid. */
+export function launchSupervisor(paths: RunPaths, spec: RunSpec, env: Record<string, string>): number {
+  const script = fileURLToPath(new URL("./supervisor.ts", import.meta.url));
+  const logFd = fs.openSync(paths.supervisorLog, "a", 0o600);
+  const child = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", script, paths.dir], {
+    cwd: spec.cwd,
+    env,
+    detached: true, // own session: the agent outlives this bridge
+    stdio: ["ignore", "ignore", logFd],
+  });
+  child.unref();
+  fs.closeSync(logFd);
+  return child.pid ?? -1;
+}

@@ -1,0 +1,56 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { signToken } from "../../src/auth/tokens.ts";
+import { attachArgs } from "./harness/bridge.ts";
+import { devTokenSecret } from "./harness/api.ts";
+import { useEdge } from "./harness/context.ts";
+import { waitFor } from "./harness/wait.ts";
+
+const t = useEdge();
+const LONG_WAIT = 30_000;
+
+describe("7. attach preflight verdicts", () => {
+  it("an unknown run with no journal exits 3 at once, without waiting out --wait-ms", async () => {
+    const runId = `ghost-${Date.now()}`;
+    const token = await signToken(devTokenSecret(), {
+      tenant: "alpha",
+      runId,
+      role: "runner",
+      interact: false,
+      exp: Date.now() + 3_600_000,
+    });
+    const started = Date.now();
+    const bridge = t.bridge(attachArgs({ edge: t.edge.url, runId, token, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }));
+    expect(await bridge.waitExit(LONG_WAIT)).toBe(3);
+    expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
+    expect(bridge.stderr()).toContain("unknown-run");
+  });
+
+  it("a terminal run exits 4 at once", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    await t.api.cancel(run.id);
+    await waitFor("the queued run to be cancelled", async () => (await t.api.getRun(run.id)).status === "cancelled");
+    const started = Date.now();
+    const bridge = t.bridge(
+      attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }),
+    );
+    expect(await bridge.waitExit(LONG_WAIT)).toBe(4);
+    expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
+    expect(bridge.stderr()).toContain("terminal-run");
+  });
+
+  it("a live run whose journal never appears waits --wait-ms, then exits 5 naming the bound", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const started = Date.now();
+    const bridge = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, extra: ["--wait-ms", "1500"] }));
+    expect(await bridge.waitExit(LONG_WAIT)).toBe(5);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1500);
+    expect(elapsed).toBeLessThan(LONG_WAIT / 3);
+    expect(bridge.stderr()).toContain("1500 ms");
+    expect(fs.existsSync(path.join(dir, "journal.ndjson"))).toBe(false);
+    expect((await t.api.getRun(run.id)).status).toBe("queued"); // the failed attach claimed nothing
+  });
+});

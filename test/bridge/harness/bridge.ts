@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { REPO } from "./edge.ts";
+import { waitFor } from "./wait.ts";
+
+export const BRIDGE_BIN = path.join(REPO, "runner-bridge/bin/runner-bridge.mjs");
+export const FIXTURES = path.join(REPO, "test/bridge/fixtures");
+export const NODE = process.execPath;
+
+export interface BridgeProcess {
+  child: ChildProcess;
+  pid: number;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  exitCode: () => number | null | undefined;
+  /** Waits (bounded) for the exit and returns its code. */
+  waitExit(timeoutMs?: number): Promise<number | null>;
+  kill9(): Promise<void>;
+}
+
+/** Starts `runner-bridge <args>` as a real process. */
+export function startBridge(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): BridgeProcess {
+  const child = spawn(NODE, [BRIDGE_BIN, ...args], {
+    cwd: options.cwd ?? REPO,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d) => (out += d));
+  child.stderr?.on("data", (d) => (err += d));
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.on("exit", (c) => {
+      code = c;
+      resolve(c);
+    });
+  });
+  const proc: BridgeProcess = {
+    child,
+    pid: child.pid as number,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    exitCode: () => code,
+    async waitExit(timeoutMs = 30_000) {
+      await waitFor(`bridge ${args[0]} (pid ${child.pid}) to exit; stderr so far: ${err.slice(-1500)}`, () => code !== undefined, timeoutMs);
+      return code as number | null;
+    },
+    async kill9() {
+      child.kill("SIGKILL");
+      await waitFor(`bridge pid ${child.pid} to die of SIGKILL`, () => code !== undefined, 10_000);
+    },
+  };
+  return proc;
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** The usual `run` argument list. */
+export function runArgs(o: {
+  edge: string;
+  runId: string;
+  token: string;
+  dir: string;
+  extra?: string[];
+  agent: string[];
+}): string[] {
+  return [
+    "run",
+    "--edge",
+    o.edge,
+    "--run",
+    o.runId,
+    "--token",
+    o.token,
+    "--dir",
+    o.dir,
+    "--reconnect-min-ms",
+    "50",
+    "--reconnect-max-ms",
+    "500",
+    "--grace-ms",
+    "1500",
+    ...(o.extra ?? []),
+    "--",
+    ...o.agent,
+  ];
+}
+
+export function attachArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[] }): string[] {
+  return [
+    "attach",
+    "--edge",
+    o.edge,
+    "--run",
+    o.runId,
+    "--token",
+    o.token,
+    "--dir",
+    o.dir,
+    "--reconnect-min-ms",
+    "50",
+    "--reconnect-max-ms",
+    "500",
+    "--grace-ms",
+    "1500",
+    ...(o.extra ?? []),
+  ];
+}
+
+/** True while a process exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+/** The journal lines the agent produced, minus the supervisor's sentinel. */
+export function journalLines(dir: string): string[] {
+  const text = fs.readFileSync(path.join(dir, "journal.ndjson"), "utf8");
+  return text.split("\n").filter((l, i, all) => !(i === all.length - 1 && l === "") && !l.startsWith('{"__runnerBridgeExit"'));
+}

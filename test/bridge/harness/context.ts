@@ -1,0 +1,70 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { runPaths, readPid } from "../../../runner-bridge/src/rundir.ts";
+import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts";
+import { Api } from "./api.ts";
+import { type BridgeProcess, FIXTURES, NODE, startBridge, tempDir } from "./bridge.ts";
+import { type Edge, startEdge } from "./edge.ts";
+import { waitFor } from "./wait.ts";
+
+export interface EdgeContext {
+  edge: Edge;
+  api: Api;
+  /** Starts a bridge that is killed after the test if it is still running. */
+  bridge(args: string[], options?: { env?: Record<string, string> }): BridgeProcess;
+  /** A run directory whose agent group is killed after the test if anything survived. */
+  runDir(): string;
+  /** The scripted fixture agent's command line for these steps. */
+  agent(steps: unknown[]): string[];
+}
+
+/** One real `wrangler dev` for the file; per-test cleanup of bridges and agents. */
+export function useEdge(): EdgeContext {
+  const bridges: BridgeProcess[] = [];
+  const dirs: string[] = [];
+  const ctx = {
+    bridge(args: string[], options?: { env?: Record<string, string> }) {
+      const b = startBridge(args, options);
+      bridges.push(b);
+      return b;
+    },
+    runDir() {
+      const dir = path.join(tempDir("bridge-run-"), "run");
+      dirs.push(dir);
+      return dir;
+    },
+    agent(steps: unknown[]) {
+      const file = path.join(tempDir("agent-script-"), "script.json");
+      fs.writeFileSync(file, JSON.stringify(steps));
+      return [NODE, path.join(FIXTURES, "scripted-agent.mjs"), file];
+    },
+  } as EdgeContext;
+  beforeAll(async () => {
+    ctx.edge = await startEdge();
+    ctx.api = new Api(ctx.edge.url);
+  });
+  afterEach(async () => {
+    for (const b of bridges.splice(0)) if (b.exitCode() === undefined) await b.kill9();
+    for (const dir of dirs.splice(0)) {
+      const pgid = readPid(runPaths(dir).agentPid);
+      if (pgid !== null && groupAlive(pgid)) {
+        signalGroup(pgid, "SIGKILL");
+        await waitFor(`leftover agent group ${pgid} to die`, () => !groupAlive(pgid), 5000);
+      }
+    }
+  });
+  afterAll(async () => {
+    await ctx.edge?.stop();
+  });
+  return ctx;
+}
+
+/** A marker path inside a fresh temp dir (for pause/resume files). */
+export function marker(name: string): string {
+  return path.join(tempDir("marker-"), name);
+}
+
+export function touch(file: string): void {
+  fs.writeFileSync(file, "go");
+}

@@ -1,0 +1,79 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ndjsonAdapter } from "../../runner-bridge/src/adapters/ndjson.ts";
+import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { startAgent } from "../../runner-bridge/src/launch.ts";
+import { groupAlive, terminateGroup } from "../../runner-bridge/src/proctree.ts";
+import { type RunSpec, readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
+import { alive, FIXTURES, NODE, tempDir } from "./harness/bridge.ts";
+import { waitFor } from "./harness/wait.ts";
+
+function launch(steps: unknown[]) {
+  const dir = tempDir("supervised-");
+  const script = path.join(dir, "..", `${path.basename(dir)}-script.json`);
+  fs.writeFileSync(script, JSON.stringify(steps));
+  const paths = runPaths(dir);
+  const spec: RunSpec = {
+    version: 1,
+    runId: "unit",
+    adapter: "ndjson",
+    command: NODE,
+    args: [path.join(FIXTURES, "scripted-agent.mjs"), script],
+    cwd: dir,
+    envNames: [],
+    nonce: `nonce-${Date.now()}`,
+    createdAt: new Date().toISOString(),
+  };
+  const supervisorPid = startAgent(paths, spec, ndjsonAdapter(), { PATH: process.env.PATH ?? "" });
+  const journal = () => fs.readFileSync(paths.journal, "utf8");
+  return { dir, paths, spec, supervisorPid, journal };
+}
+
+describe("the supervisor", () => {
+  it("journals the agent's stdout, terminates a torn last line and appends the exit sentinel", async () => {
+    const run = launch([{ out: "a" }, { out: '{"type":"t","n":1}' }, { stderr: "oops" }, { outRaw: "torn" }, { exit: 7 }]);
+    const text = await waitFor("the exit sentinel in the journal", () => {
+      const t = run.journal();
+      return t.includes("__runnerBridgeExit") ? t : null;
+    });
+    expect(text).toBe(
+      `a\n{"type":"t","n":1}\ntorn\n{"__runnerBridgeExit":{"nonce":"${run.spec.nonce}","code":7,"signal":null}}\n`,
+    );
+    expect(fs.readFileSync(run.paths.stderr, "utf8")).toBe("oops\n");
+    await waitFor("the supervisor to exit after writing the sentinel", () => !alive(run.supervisorPid));
+  });
+
+  it("feeds each inbox envelope to the agent's stdin exactly once, in order", async () => {
+    const run = launch([{ readLines: 2 }, { exit: 0 }]);
+    const inbox = new EnvelopeLog(run.paths.inbox);
+    inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
+    inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
+    inbox.appendOnce([{ commandId: "c2", line: "two" }]);
+    await waitFor("the agent to exit after reading two lines", () => run.journal().includes("__runnerBridgeExit"));
+    const lines = run.journal().trim().split("\n").slice(0, -1);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      { type: "agent.received", line: { type: "input", text: "one" } },
+      { type: "agent.received", line: "two" },
+    ]);
+  });
+
+  it("runs the agent in its own process group, which a SIGTERM-then-SIGKILL empties entirely", async () => {
+    const pidFile = path.join(tempDir("tree-"), "pids");
+    const run = launch([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]);
+    const [agentPid, grandchildPid] = (
+      await waitFor("the agent to record its grandchild", () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8"))
+    )
+      .split(" ")
+      .map(Number) as [number, number];
+    expect(readPid(run.paths.agentPid)).toBe(agentPid);
+    expect(alive(grandchildPid)).toBe(true);
+    await terminateGroup(agentPid, 500);
+    expect(groupAlive(agentPid)).toBe(false);
+    expect(alive(grandchildPid)).toBe(false);
+    const sentinel = await waitFor("the sentinel after the kill", () =>
+      run.journal().split("\n").find((l) => l.includes("__runnerBridgeExit")),
+    );
+    expect(JSON.parse(sentinel).__runnerBridgeExit.signal).toBe("SIGTERM");
+  });
+});

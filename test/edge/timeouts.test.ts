@@ -1,0 +1,117 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { advance, allEvents, call, createRun, DAY, getRun, json, runObject, timers } from "./helpers.ts";
+import { agentEvent, claim } from "./sockets.ts";
+
+const LONG = 40 * DAY;
+
+describe("deadlines run on the object's alarm", () => {
+  it("a run nobody claims times out", async () => {
+    const { run } = await createRun({ timeouts: { claimMs: 1_000 } });
+    await advance(run.id, 1_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "timed_out", outcome: { status: "timed_out", error: { code: "claim_timeout" } } });
+    const before = await allEvents(run.id);
+    await advance(run.id, 1_000);
+    expect(await allEvents(run.id)).toEqual(before);
+  });
+
+  it("a missed heartbeat stalls the run; a takeover window that passes fails it with runner_lost", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 1_000, takeoverMs: 5_000, idleMs: LONG } });
+    const { runner } = await claim(run.id, runnerToken);
+    await advance(run.id, 1_000);
+    expect((await getRun(run.id)).status).toBe("stalled");
+    expect((await allEvents(run.id)).at(-1)).toMatchObject({ type: "run.stalled", data: { epoch: 1 } });
+    await advance(run.id, 5_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "failed", outcome: { error: { code: "runner_lost" } } });
+    expect(await runner.next("rejected")).toMatchObject({ reason: "terminal-run", status: "failed" });
+    expect((await runner.waitClosed()).code).toBe(4002);
+  });
+
+  it("a stalled run is taken over by a new claim, and the takeover deadline is dropped", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 1_000, takeoverMs: 5_000, idleMs: LONG } });
+    await claim(run.id, runnerToken, "first");
+    await advance(run.id, 1_000);
+    const { epoch } = await claim(run.id, runnerToken, "successor");
+    expect(epoch).toBe(2);
+    expect((await getRun(run.id)).status).toBe("running");
+    expect((await timers(run.id)).map((t) => t.kind)).not.toContain("takeover");
+  });
+
+  it("the same runner heartbeating again resumes a stalled run", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 1_000, takeoverMs: 5_000, idleMs: LONG } });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    await advance(run.id, 1_000);
+    runner.send({ type: "heartbeat", epoch });
+    await runner.settle();
+    expect((await getRun(run.id)).status).toBe("running");
+    expect((await allEvents(run.id)).at(-1)).toMatchObject({ type: "run.resumed" });
+  });
+
+  it("heartbeats renew the lease", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 60_000 } });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    const lease = () => timers(run.id).then((rows) => rows.find((t) => t.kind === "lease")?.due_at ?? 0);
+    const first = await lease();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    runner.send({ type: "heartbeat", epoch });
+    await runner.settle();
+    expect(await lease()).toBeGreaterThan(first);
+  });
+
+  it("an idle runner is timed out and told to cancel", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { idleMs: 2_000, heartbeatMs: LONG } });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    await runner.next("ack");
+    await advance(run.id, 2_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "timed_out", outcome: { error: { code: "idle_timeout" } } });
+    expect(await runner.next("command")).toMatchObject({ kind: "cancel", commandId: "~idle_timeout" });
+    expect(await runner.next("rejected")).toMatchObject({ status: "timed_out" });
+  });
+
+  it("a 30-day run deadline is kept in storage and ends the run timed_out with a cancel to the runner", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { runMs: 30 * DAY, heartbeatMs: LONG, idleMs: LONG } });
+    const { runner } = await claim(run.id, runnerToken);
+    const deadline = (await timers(run.id)).find((t) => t.kind === "deadline");
+    expect(deadline?.due_at).toBe(Date.parse(run.createdAt) + 30 * DAY);
+    const alarm = await runInDurableObject(runObject(run.id), (_instance, state) => state.storage.getAlarm());
+    expect(alarm).toBe(deadline?.due_at);
+    await advance(run.id, 30 * DAY - 60_000);
+    expect((await getRun(run.id)).status).toBe("running");
+    await advance(run.id, 60_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "timed_out", outcome: { error: { code: "run_deadline" } } });
+    expect(await runner.next("command")).toMatchObject({ kind: "cancel", commandId: "~run_deadline" });
+    expect(await runner.next("rejected")).toMatchObject({ reason: "terminal-run", status: "timed_out" });
+  });
+
+  it("a runner that does not confirm a cancel within the grace period is overruled", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: LONG, idleMs: LONG } });
+    const { runner } = await claim(run.id, runnerToken);
+    await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
+    await runner.next("command");
+    await advance(run.id, 30_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "cancelled", outcome: { error: { code: "cancel_unconfirmed" } } });
+    expect(await runner.next("rejected")).toMatchObject({ status: "cancelled" });
+  });
+
+  it("a finished run is purged when its retention passes, leaving a 410 tombstone", async () => {
+    const { run, runnerToken } = await createRun({ retentionMs: 10_000 });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
+    await runner.next("completed");
+    await advance(run.id, 10_000);
+    expect(await json(await call(`/v1/runs/${run.id}`), 410)).toMatchObject({ error: { code: "gone" }, status: "succeeded" });
+    expect(await timers(run.id)).toEqual([]);
+  });
+
+  it("a repeated alarm delivery changes nothing", async () => {
+    const { run } = await createRun({ timeouts: { claimMs: 1_000 } });
+    await advance(run.id, 1_000);
+    const before = await allEvents(run.id);
+    const stub = runObject(run.id);
+    await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now() + DAY));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await allEvents(run.id)).toEqual(before);
+    expect((await getRun(run.id)).status).toBe("timed_out");
+  });
+});
