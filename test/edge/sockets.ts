@@ -11,7 +11,10 @@ export class SocketProbe {
   closed: { code: number; reason: string } | null = null;
   private wake: (() => void) | null = null;
 
-  constructor(readonly ws: WebSocket) {
+  readonly ws: WebSocket;
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
     ws.addEventListener("message", (event) => {
       this.frames.push(JSON.parse(typeof event.data === "string" ? event.data : new TextDecoder().decode(event.data as ArrayBuffer)));
       this.wake?.();
