@@ -40,16 +40,19 @@ class Refused extends Error {
 const REPLAY_PAGE = 500;
 
 /** One run: its ordered event log, claim epoch, commands, approvals and deadlines. */
-export class RunObject extends DurableObject<Env> implements RunHost {
-  readonly sockets: RunSockets;
+export class RunObject extends DurableObject<Env> {
+  private readonly sockets: RunSockets;
+  /** What frame handlers get; kept off the class so RPC callers cannot reach `operate`. */
+  private readonly host: RunHost;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sockets = new RunSockets(ctx);
+    this.host = { sockets: this.sockets, operate: (step) => this.operate(step) };
     ctx.storage.sql.exec(RUN_SCHEMA);
   }
 
-  async operate<T>(step: (machine: RunMachine) => T | Failure): Promise<T | Failure> {
+  private async operate<T>(step: (machine: RunMachine) => T | Failure): Promise<T | Failure> {
     const sql = this.ctx.storage.sql;
     const machine = new RunMachine(sql, Date.now(), () => this.runnerConnected());
     let result: T;
@@ -180,11 +183,11 @@ export class RunObject extends DurableObject<Env> implements RunHost {
     if (attachment?.role === "runner") {
       const frame = RunnerFrame.safeParse(json);
       if (!frame.success) return send(ws, { type: "error", code: "invalid_frame", message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
-      return handleRunnerFrame(this, ws, frame.data);
+      return handleRunnerFrame(this.host, ws, frame.data);
     }
     const frame = ViewerFrame.safeParse(json);
     if (!frame.success) return send(ws, { type: "error", code: "invalid_frame", message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
-    return handleViewerFrame(this, ws, frame.data);
+    return handleViewerFrame(this.host, ws, frame.data);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
