@@ -1,14 +1,14 @@
-import { MAX_BATCH_EVENTS, type RunnerEvent, type RunnerOutcome } from "../../src/protocol/index.ts";
-import { TEXT_EVENT } from "./adapters/common.ts";
+import type { RunnerEvent, RunnerOutcome } from "../../src/protocol/index.ts";
 import type { Adapter } from "./adapters/types.ts";
+import { fitEvent, MAX_FRAME_PAYLOAD, nextBatch } from "./batches.ts";
 import { backoffDelay, preflight } from "./edge.ts";
 import { EXIT, type ExitCode } from "./exit.ts";
 import { type CommandFrame, encodeRunnerFrame, parseServerFrame } from "./frames.ts";
 import { EnvelopeLog } from "./inbox.ts";
 import { JournalReader } from "./journal.ts";
-import { withFileLock } from "./lock.ts";
+import { CommandHandler } from "./commands.ts";
 import type { Logger } from "./log.ts";
-import { groupAlive, processAlive, signalGroup, terminateGroup } from "./proctree.ts";
+import { groupAlive, processAlive, terminateGroup } from "./proctree.ts";
 import { type RunPaths, type RunSpec, readPid, readTail, removeRunFiles } from "./rundir.ts";
 import type { ExitInfo } from "./sentinel.ts";
 import { connectSocket, type Socket } from "./socket.ts";
@@ -36,9 +36,6 @@ export interface SessionOptions {
 
 /** Most events kept in memory (read from the journal, not yet acknowledged). */
 const WINDOW = 2000;
-/** Keep a frame comfortably under the edge's 1 MiB limit. */
-const MAX_FRAME_PAYLOAD = 900 * 1024;
-const MAX_EVENT_BYTES = 800 * 1024;
 
 /**
  * One bridge's life on one run: follow the journal, stream it under the current epoch, keep the
@@ -46,9 +43,8 @@ const MAX_EVENT_BYTES = 800 * 1024;
  */
 export class Session {
   private readonly o: SessionOptions;
-  private readonly reader: JournalReader;
+  private reader: JournalReader;
   private readonly inbox: EnvelopeLog;
-  private readonly control: EnvelopeLog;
   private unacked: RunnerEvent[] = [];
   private acked = 0;
   private sentUpTo = 0;
@@ -62,9 +58,7 @@ export class Session {
   private halted = false;
   /** The exit status has been decided. */
   private stopped = false;
-  private deferred = new Map<string, CommandFrame>();
-  private cancelRequested: boolean;
-  private cancelling: Promise<void> | null = null;
+  private readonly commands: CommandHandler;
   private supervisorGoneAt: number | null = null;
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
@@ -75,8 +69,16 @@ export class Session {
     this.o = options;
     this.reader = new JournalReader(options.paths.journal, options.spec.nonce);
     this.inbox = new EnvelopeLog(options.paths.inbox);
-    this.control = new EnvelopeLog(options.paths.control);
-    this.cancelRequested = this.control.read().some((e) => e.kind === "cancel");
+    this.commands = new CommandHandler({
+      paths: options.paths,
+      adapter: options.adapter,
+      log: options.log,
+      graceMs: options.graceMs,
+      ...(options.fault ? { fault: options.fault } : {}),
+      halted: () => this.halted,
+      agentExited: () => this.reader.exit !== null,
+      ack: (cmd, state) => this.ack(cmd, state),
+    });
   }
 
   run(): Promise<ExitCode> {
@@ -113,7 +115,7 @@ export class Session {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     try {
-      if (this.cancelling) await this.cancelling;
+      await this.commands.cancelled();
       const pgid = readPid(this.o.paths.agentPid);
       if (pgid !== null) await terminateGroup(pgid, this.o.graceMs);
       await this.waitSupervisorGone();
@@ -232,15 +234,14 @@ export class Session {
     switch (frame.type) {
       case "claimed":
         this.onClaimed(frame.epoch, frame.ackedSourceSeq, frame.heartbeatMs);
-        for (const cmd of frame.commands) void this.onCommand(cmd);
+        for (const cmd of frame.commands) void this.commands.handle(cmd);
         break;
       case "ack":
         this.onAck(frame.highestSourceSeq);
         break;
       case "gap":
         this.o.log.warn(`edge expects sourceSeq ${frame.expected}; resending from there`);
-        if (frame.expected - 1 < this.acked) this.acked = frame.expected - 1;
-        this.sentUpTo = Math.min(this.sentUpTo, frame.expected - 1);
+        this.onGap(frame.expected);
         break;
       case "conflict":
         this.stop(
@@ -263,7 +264,7 @@ export class Session {
         void this.runOver(EXIT.ok, `run ${this.o.runId} finished: ${frame.status}`);
         break;
       case "command":
-        void this.onCommand(frame);
+        void this.commands.handle(frame);
         break;
       case "error":
         if (frame.code === "outcome_conflict") {
@@ -298,6 +299,19 @@ export class Session {
     this.pump();
   }
 
+  private onGap(expected: number): void {
+    const first = this.unacked[0]?.sourceSeq;
+    if (first === undefined || expected < first) {
+      // Those events already left memory: re-read the journal from byte 0 (deterministic, so the
+      // same lines come back with the same sourceSeqs; the adapter's reactions are idempotent).
+      this.reader = new JournalReader(this.o.paths.journal, this.o.spec.nonce);
+      this.unacked = [];
+    }
+    this.acked = Math.min(this.acked, expected - 1);
+    this.sentUpTo = Math.min(this.sentUpTo, expected - 1);
+    this.pump();
+  }
+
   private dropAcked(): void {
     let i = 0;
     while (i < this.unacked.length && (this.unacked[i]?.sourceSeq ?? 0) <= this.acked) i++;
@@ -317,79 +331,6 @@ export class Session {
     });
   }
 
-  private async onCommand(cmd: CommandFrame): Promise<void> {
-    if (this.halted) return;
-    if (cmd.kind === "cancel") {
-      await this.applyCancel(cmd);
-      return;
-    }
-    const plan = this.o.adapter.command(cmd);
-    switch (plan.kind) {
-      case "defer":
-        this.deferred.set(cmd.commandId, cmd);
-        return;
-      case "reject":
-        this.o.log.warn(`rejecting ${cmd.kind} command ${cmd.commandId}: ${plan.reason}`);
-        this.ack(cmd, "rejected");
-        return;
-      case "inbox": {
-        if (this.reader.exit && !this.inbox.has(cmd.commandId)) {
-          this.ack(cmd, "rejected"); // the agent is gone; nobody would read it
-          return;
-        }
-        if (this.halted) return;
-        const written = await withFileLock(`${this.o.paths.inbox}.lock`, () =>
-          this.halted ? false : this.inbox.appendOnce(plan.envelopes),
-        );
-        if (this.halted) return;
-        if (written && this.o.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
-        this.o.log.info(`${written ? "delivered" : "already delivered"} ${cmd.kind} command ${cmd.commandId}`);
-        this.ack(cmd, "applied");
-        return;
-      }
-      case "signal": {
-        const fresh = await withFileLock(`${this.o.paths.control}.lock`, () =>
-          this.halted ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }]),
-        );
-        if (this.halted) return;
-        if (fresh) {
-          const pgid = await this.agentGroup();
-          if (pgid !== null) signalGroup(pgid, plan.signal);
-        }
-        this.ack(cmd, "applied");
-        return;
-      }
-    }
-  }
-
-  private async applyCancel(cmd: CommandFrame): Promise<void> {
-    if (this.halted) return;
-    await withFileLock(`${this.o.paths.control}.lock`, () =>
-      this.halted ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }]),
-    );
-    if (this.halted) return;
-    this.cancelRequested = true;
-    const pgid = await this.agentGroup();
-    if (pgid !== null && groupAlive(pgid) && !this.cancelling) {
-      signalGroup(pgid, "SIGTERM");
-      this.o.log.info(`cancel ${cmd.commandId}: SIGTERM sent to process group ${pgid}`);
-      this.cancelling = terminateGroup(pgid, this.o.graceMs, true).catch((err: Error) => {
-        this.o.log.warn(err.message);
-      });
-    }
-    this.ack(cmd, "applied");
-  }
-
-  /** The agent's process group id (its pid), waiting briefly for the supervisor to record it. */
-  private async agentGroup(): Promise<number | null> {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const pid = readPid(this.o.paths.agentPid);
-      if (pid !== null || Date.now() > deadline || this.halted) return pid;
-      await sleep(25);
-    }
-  }
-
   // ---- the pump: journal → memory → socket → completion ---------------------------------------
 
   private pump(): void {
@@ -397,7 +338,7 @@ export class Session {
     this.pumping = true;
     try {
       this.readJournal();
-      this.retryDeferred();
+      if (this.claimed) this.commands.retryDeferred();
       this.sendEvents();
       this.maybeComplete();
     } catch (err) {
@@ -422,29 +363,14 @@ export class Session {
     }
   }
 
-  private retryDeferred(): void {
-    if (this.deferred.size === 0 || !this.claimed) return;
-    const pending = [...this.deferred.values()];
-    this.deferred.clear();
-    for (const cmd of pending) void this.onCommand(cmd);
-  }
-
   private sendEvents(): void {
     if (!this.claimed || !this.socket?.isOpen()) return;
     let i = this.unacked.findIndex((e) => e.sourceSeq > this.sentUpTo);
     if (i < 0) return;
     while (i < this.unacked.length && this.socket.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
-      const batch: RunnerEvent[] = [];
-      let bytes = 0;
-      while (i < this.unacked.length && batch.length < MAX_BATCH_EVENTS) {
-        const event = this.unacked[i] as RunnerEvent;
-        const size = Buffer.byteLength(JSON.stringify(event));
-        if (batch.length > 0 && bytes + size > MAX_FRAME_PAYLOAD) break;
-        batch.push(event);
-        bytes += size;
-        i++;
-      }
+      const batch = nextBatch(this.unacked, i);
       if (!this.sendFrame(this.socket, { type: "events", epoch: this.epoch, events: batch })) return;
+      i += batch.length;
       this.sentUpTo = (batch[batch.length - 1] as RunnerEvent).sourceSeq;
     }
   }
@@ -477,7 +403,7 @@ export class Session {
     // Nothing of the agent may outlive its run: reap stragglers of the group first.
     const pgid = readPid(this.o.paths.agentPid);
     try {
-      if (this.cancelling) await this.cancelling;
+      await this.commands.cancelled();
       if (pgid !== null && groupAlive(pgid)) await terminateGroup(pgid, this.o.graceMs);
     } catch (err) {
       this.o.log.warn((err as Error).message);
@@ -485,7 +411,7 @@ export class Session {
     if (this.halted) return;
     if (!this.outcome) {
       const outcome = this.o.adapter.outcome(exit, {
-        cancelled: this.cancelRequested,
+        cancelled: this.commands.cancelRequested,
         stderrTail: readTail(this.o.paths.stderr, 4096),
       });
       if (outcome.error) outcome.error = { ...outcome.error, message: this.o.log.scrub(outcome.error.message) };
@@ -496,16 +422,6 @@ export class Session {
       this.completing = false; // retried after the next claim
     }
   }
-}
-
-/** An event too large for a frame becomes a (deterministically) truncated text event. */
-function fitEvent(event: RunnerEvent, line: string): RunnerEvent {
-  if (Buffer.byteLength(JSON.stringify(event)) <= MAX_EVENT_BYTES) return event;
-  return {
-    sourceSeq: event.sourceSeq,
-    type: TEXT_EVENT,
-    data: { delta: line.slice(0, 64 * 1024), truncated: true, length: line.length },
-  };
 }
 
 function sleep(ms: number): Promise<void> {

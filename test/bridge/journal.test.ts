@@ -44,7 +44,7 @@ describe("the journal reader", () => {
 
   it("re-reading from byte 0 reproduces the same lines with the same numbers", () => {
     const file = path.join(tempDir("journal-"), "journal.ndjson");
-    fs.writeFileSync(file, Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+    fs.writeFileSync(file, `${Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join("\n")}\n`);
     const readAll = () => {
       const reader = new JournalReader(file, "n");
       const out: string[] = [];

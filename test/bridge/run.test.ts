@@ -70,6 +70,26 @@ describe("1. a full run", () => {
   });
 });
 
+describe("large output", () => {
+  it("streams more than one batch and truncates a line too large for a frame, deterministically", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const huge = "x".repeat(300_000);
+    const steps = [{ out: huge }, ...Array.from({ length: 1200 }, (_, i) => ({ out: `{"type":"tick","i":${i}}` }))];
+    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }));
+    expect(await bridge.waitExit()).toBe(0);
+    const events = await t.api.runnerEvents(run.id);
+    expect(events).toHaveLength(1201);
+    expect(events[0]).toEqual({
+      sourceSeq: 1,
+      type: "TEXT_MESSAGE_CONTENT",
+      data: { delta: huge.slice(0, 256 * 1024), truncated: true, length: 300_000 },
+    });
+    expect(events.slice(1)).toEqual(Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 2, type: "tick", data: { i } })));
+    expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+  });
+});
+
 describe("8. cleanup and secrets", () => {
   it("deletes the journal files after the terminal ack and never writes an --env value anywhere", async () => {
     const secret = `sk-live-${randomUUID()}`;

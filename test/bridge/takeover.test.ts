@@ -81,6 +81,7 @@ describe("3. two bridges at once", () => {
     expect(afterClaim.every((e) => e.epoch === 2)).toBe(true);
     expect(afterClaim.map((e) => e.type)).not.toContain("error");
     expect(events.filter((e) => e.source === "runner").map((e) => ({ sourceSeq: e.sourceSeq, type: e.type, data: e.data }))).toEqual(SIX);
+    expect(events.find((e) => e.type === "run.finished")?.epoch).toBe(2); // terminalized by the later bridge
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("succeeded");
     expect(final.epoch).toBe(2);

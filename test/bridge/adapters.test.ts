@@ -1,0 +1,190 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { attachArgs, FIXTURES, NODE, runArgs } from "./harness/bridge.ts";
+import { useEdge } from "./harness/context.ts";
+import { waitFor } from "./harness/wait.ts";
+
+const t = useEdge();
+const CODEX = [NODE, path.join(FIXTURES, "fake-codex-app-server.mjs")];
+const CLAUDE = [NODE, path.join(FIXTURES, "fake-claude-code.mjs")];
+
+async function pendingApproval(runId: string, requestId: string) {
+  return waitFor(`approval ${requestId} to be pending on the edge`, async () =>
+    (await t.api.getRun(runId)).pendingApprovals.find((a) => a.requestId === requestId),
+  );
+}
+
+describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
+  it("initializes, starts a thread and a turn, round-trips a command approval, and ends with the turn", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "codex", "--prompt", "clean up, needs approval"],
+        agent: CODEX,
+      }),
+    );
+    const approval = await pendingApproval(run.id, "codex-0");
+    expect(approval.data).toMatchObject({ method: "item/commandExecution/requestApproval", command: "rm -rf build", turnId: "turn_1" });
+    await t.api.approve(run.id, "codex-0", "approve");
+    expect(await bridge.waitExit()).toBe(0);
+
+    const events = await t.api.runnerEvents(run.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "rpc/response", // initialize
+      "rpc/response", // thread/start
+      "thread/started",
+      "rpc/response", // turn/start
+      "turn/started",
+      "item/started",
+      "item/completed",
+      "item/started",
+      "approval.requested",
+      "item/completed",
+      "item/started",
+      "item/agentMessage/delta",
+      "item/completed",
+      "turn/completed",
+    ]);
+    expect(events.map((e) => e.sourceSeq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[0]?.data).toEqual({ id: "rb-initialize", result: { userAgent: "fake-codex/0.0.1" } });
+    expect(events[9]?.data).toMatchObject({ item: { type: "commandExecution", status: "completed" } });
+    expect(events[11]?.data).toMatchObject({ delta: "Removed the build directory." });
+    expect(events[13]?.data).toMatchObject({ turn: { id: "turn_1", status: "completed" } });
+    const final = await t.api.getRun(run.id);
+    expect(final.status).toBe("succeeded");
+    expect(final.pendingApprovals).toEqual([]);
+  });
+
+  it("interrupt becomes turn/interrupt; the thread then takes the next input as a new turn", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "codex", "--prompt", "wait for interrupt"],
+        agent: CODEX,
+      }),
+    );
+    await waitFor("the first turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "turn/started"));
+    await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
+    await waitFor("the turn to end interrupted", async () =>
+      (await t.api.runnerEvents(run.id)).some(
+        (e) => e.type === "turn/completed" && (e.data as { turn: { status: string } }).turn.status === "interrupted",
+      ),
+    );
+    await t.api.command(run.id, { commandId: "next-1", type: "input", text: "now finish" });
+    expect(await bridge.waitExit()).toBe(0);
+    const turns = (await t.api.runnerEvents(run.id))
+      .filter((e) => e.type === "turn/completed")
+      .map((e) => (e.data as { turn: { id: string; status: string } }).turn);
+    expect(turns).toEqual([
+      { id: "turn_1", status: "interrupted", items: [], error: null },
+      { id: "turn_2", status: "completed", items: [], error: null },
+    ]);
+    const deltas = (await t.api.runnerEvents(run.id)).filter((e) => e.type === "item/agentMessage/delta").map((e) => e.data);
+    expect(deltas).toEqual([expect.objectContaining({ delta: "You said: now finish" })]);
+    expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+  });
+});
+
+describe("adapters after a takeover", () => {
+  it("a codex approval answered after kill -9 reaches the agent through the successor, once", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const first = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "codex", "--prompt", "needs approval"],
+        agent: CODEX,
+      }),
+    );
+    await pendingApproval(run.id, "codex-0");
+    await first.kill9();
+    // The decision is queued while no bridge is connected; the successor learns the JSON-RPC id
+    // of the request only by re-reading the journal, and must not repeat the startup handshake.
+    await t.api.approve(run.id, "codex-0", "approve");
+    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    expect(await successor.waitExit()).toBe(0);
+    const events = await t.api.runnerEvents(run.id);
+    expect(events.filter((e) => e.type === "rpc/response").map((e) => (e.data as { id: string }).id)).toEqual([
+      "rb-initialize",
+      "rb-thread-start",
+      "rb-turn-prompt",
+    ]);
+    expect(events.filter((e) => e.type === "turn/completed")).toHaveLength(1);
+    expect(events.find((e) => e.type === "item/agentMessage/delta")?.data).toMatchObject({ delta: "Removed the build directory." });
+    const final = await t.api.getRun(run.id);
+    expect(final.status).toBe("succeeded");
+    expect(final.epoch).toBe(2);
+  });
+});
+
+describe("the claude-code adapter (stream-json in and out)", () => {
+  it("sends the prompt, turns can_use_tool into an approval, answers it, and ends with the result", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "claude-code", "--prompt", "clean up, needs approval"],
+        agent: CLAUDE,
+      }),
+    );
+    const approval = await pendingApproval(run.id, "perm-1");
+    expect(approval.data).toMatchObject({ toolName: "Bash", input: { command: "rm -rf build" } });
+    await t.api.approve(run.id, "perm-1", "approve");
+    expect(await bridge.waitExit()).toBe(0);
+
+    const events = await t.api.runnerEvents(run.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "control_response", // initialize
+      "system",
+      "assistant",
+      "approval.requested",
+      "user",
+      "assistant",
+      "result",
+    ]);
+    expect(events[4]?.data).toMatchObject({
+      message: { content: [{ type: "tool_result", content: "ran: rm -rf build" }] },
+    });
+    expect(events[6]?.data).toMatchObject({ subtype: "success", is_error: false, result: "Build directory removed." });
+    expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+  });
+
+  it("a denied tool reaches the agent as a deny with the reason", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
+        agent: CLAUDE,
+      }),
+    );
+    await pendingApproval(run.id, "perm-1");
+    await t.api.approve(run.id, "perm-1", "deny", "not today");
+    expect(await bridge.waitExit()).toBe(0);
+    const toolResult = (await t.api.runnerEvents(run.id)).find((e) => e.type === "user");
+    expect(toolResult?.data).toMatchObject({
+      message: { content: [{ type: "tool_result", content: "denied: not today", is_error: true }] },
+    });
+  });
+});

@@ -1,0 +1,111 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { runPaths } from "../../runner-bridge/src/rundir.ts";
+import { attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
+import { useEdge } from "./harness/context.ts";
+import { waitFor } from "./harness/wait.ts";
+
+const t = useEdge();
+
+describe("5. commands are applied once", () => {
+  it("a command survives a bridge crash between the inbox write and the ack: the agent sees it once", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const agent = t.agent([{ out: "ready" }, { readLines: 1 }, { readLines: 1 }]);
+    const first = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }), {
+      env: { RUNNER_BRIDGE_FAULT: "crash-after-inbox-write" },
+    });
+    await waitFor("the agent's first event to be stored", async () => (await t.api.runnerEvents(run.id)).length === 1);
+
+    await t.api.command(run.id, { commandId: "cmd-hello", type: "input", text: "hello" });
+    await first.waitExit();
+    expect(first.child.signalCode).toBe("SIGKILL"); // it died between writing the inbox and acking
+    const inbox = new EnvelopeLog(runPaths(dir).inbox);
+    expect(inbox.read().map((e) => e.commandId)).toEqual(["cmd-hello"]);
+    await waitFor("the agent to receive the command", () => journalLines(dir).length === 2);
+    const events = await t.api.events(run.id);
+    expect(events.some((e) => e.type === "command.acked" && (e.data as { commandId?: string }).commandId === "cmd-hello")).toBe(false);
+
+    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    await waitFor("the successor to ack the predecessor's command as applied", async () =>
+      (await t.api.events(run.id)).some(
+        (e) =>
+          e.type === "command.acked" &&
+          (e.data as { commandId?: string; state?: string }).commandId === "cmd-hello" &&
+          (e.data as { state?: string }).state === "applied",
+      ),
+    );
+    expect(inbox.read().map((e) => e.commandId)).toEqual(["cmd-hello"]);
+
+    await t.api.command(run.id, { commandId: "cmd-finish", type: "input", text: "finish" });
+    expect(await successor.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(run.id)).toEqual([
+      { sourceSeq: 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: "ready" } },
+      { sourceSeq: 2, type: "agent.received", data: { line: { type: "input", text: "hello", commandId: "cmd-hello" } } },
+      { sourceSeq: 3, type: "agent.received", data: { line: { type: "input", text: "finish", commandId: "cmd-finish" } } },
+    ]);
+    expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+  });
+
+  it("interrupt reaches an ndjson agent as SIGINT, once", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const agent = t.agent([{ ignoreSigint: true }, { out: "ready" }, { readLines: 1 }]);
+    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }));
+    await waitFor("the agent's first event to be stored", async () => (await t.api.runnerEvents(run.id)).length === 1);
+    await t.api.command(run.id, { commandId: "int-1", type: "interrupt" });
+    await waitFor("the agent to report the SIGINT", async () => (await t.api.runnerEvents(run.id)).length === 2);
+    await t.api.command(run.id, { commandId: "in-1", type: "input", text: "bye" });
+    expect(await bridge.waitExit()).toBe(0);
+    expect((await t.api.runnerEvents(run.id)).map((e) => e.type)).toEqual([
+      "TEXT_MESSAGE_CONTENT",
+      "agent.sigint",
+      "agent.received",
+    ]);
+  });
+});
+
+describe("9. approvals round-trip", () => {
+  it("an approval requested by the agent is approved over HTTP and the agent receives the decision", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const agent = t.agent([
+      { out: '{"type":"approval.requested","requestId":"r1","action":"rm -rf build"}' },
+      { readLines: 1 },
+      { out: "approved work done" },
+    ]);
+    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }));
+    const pending = await waitFor("approval r1 to be pending on the edge", async () => {
+      const r = await t.api.getRun(run.id);
+      return r.pendingApprovals.find((a) => a.requestId === "r1");
+    });
+    expect(pending.state).toBe("pending");
+
+    await t.api.approve(run.id, "r1", "approve", "looks fine");
+    expect(await bridge.waitExit()).toBe(0);
+    const events = await t.api.runnerEvents(run.id);
+    expect(events).toEqual([
+      { sourceSeq: 1, type: "approval.requested", data: { requestId: "r1", action: "rm -rf build" } },
+      {
+        sourceSeq: 2,
+        type: "agent.received",
+        data: {
+          line: {
+            type: "approval.resolved",
+            requestId: "r1",
+            decision: "approve",
+            reason: "looks fine",
+            commandId: expect.any(String),
+          },
+        },
+      },
+      { sourceSeq: 3, type: "TEXT_MESSAGE_CONTENT", data: { delta: "approved work done" } },
+    ]);
+    const final = await t.api.getRun(run.id);
+    expect(final.status).toBe("succeeded");
+    expect(final.pendingApprovals).toEqual([]);
+    expect(fs.existsSync(path.join(dir, "inbox.ndjson"))).toBe(false);
+  });
+});
