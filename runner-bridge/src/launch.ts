@@ -21,7 +21,9 @@ export function startAgent(paths: RunPaths, spec: RunSpec, adapter: Adapter, env
 
 /** Spawns `node supervisor.ts <dir>` detached in its own session; returns its pid. */
 export function launchSupervisor(paths: RunPaths, spec: RunSpec, env: Record<string, string>): number {
-  const script = fileURLToPath(new URL("./supervisor.ts", import.meta.url));
+  // From a clone this module is src/launch.ts; in the packed bundle it is dist/cli.mjs.
+  const bundled = import.meta.url.endsWith(".mjs");
+  const script = fileURLToPath(new URL(bundled ? "./supervisor.mjs" : "./supervisor.ts", import.meta.url));
   const logFd = fs.openSync(paths.supervisorLog, "a", 0o600);
   const child = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", script, paths.dir], {
     cwd: spec.cwd,

@@ -140,7 +140,8 @@ export class Session {
     let failingSince = Date.now();
     while (!this.halted) {
       if (attempt > 0 && this.everClaimed) {
-        // While we were away a successor may have claimed the run: never steal it back.
+        // While we were away a successor may have claimed the run: never steal it back. The
+        // preflight answers early; `hello.epoch` closes the race between it and the claim.
         const look = await preflight(this.o.edge, this.o.runId, this.o.token, 5000);
         if (this.halted) return;
         if (look.kind === "live" && look.epoch > this.epoch) {
@@ -180,7 +181,9 @@ export class Session {
       let claimedHere = false;
       const socket = connectSocket(this.o.edge, this.o.runId, this.o.token, {
         onOpen: () => {
-          this.sendFrame(socket, { type: "hello", runnerId: this.o.runnerId, lastSourceSeq: this.reader.linesReturned });
+          // After a cut, name the epoch we held: the edge fences us if a successor claimed since.
+          const held = this.everClaimed ? { epoch: this.epoch } : {};
+          this.sendFrame(socket, { type: "hello", runnerId: this.o.runnerId, lastSourceSeq: this.reader.linesReturned, ...held });
         },
         onMessage: (text) => {
           if (this.socket !== socket || this.halted) return;

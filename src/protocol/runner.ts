@@ -23,6 +23,8 @@ export const RunnerFrame = z.discriminatedUnion("type", [
       type: z.literal("hello"),
       runnerId: z.string().min(1).max(200),
       lastSourceSeq: z.number().int().min(0),
+      /** The epoch this runner last held, when it reconnects: a newer claim fences it instead. */
+      epoch: Epoch.optional(),
     })
     .strict(),
   z
@@ -43,27 +45,39 @@ export const RunnerFrame = z.discriminatedUnion("type", [
 export type RunnerFrame = z.infer<typeof RunnerFrame>;
 
 /** A command as it reaches the runner. */
-export interface CommandFrame {
-  type: "command";
-  controllerSeq: number;
-  commandId: string;
-  kind: "input" | "interrupt" | "cancel" | "approval";
+export const CommandFrame = z.object({
+  type: z.literal("command"),
+  controllerSeq: z.number().int().min(1),
+  commandId: z.string().min(1).max(200),
+  kind: z.enum(["input", "interrupt", "cancel", "approval"]),
   /** queued/delivered: new to this runner; unknown: a predecessor may have applied it. */
-  state: "queued" | "delivered" | "unknown";
-  text?: string;
-  requestId?: string;
-  decision?: "approve" | "deny";
-  reason?: string;
-}
+  state: z.enum(["queued", "delivered", "unknown"]),
+  text: z.string().optional(),
+  requestId: z.string().optional(),
+  decision: z.enum(["approve", "deny"]).optional(),
+  reason: z.string().optional(),
+});
+export type CommandFrame = z.infer<typeof CommandFrame>;
 
-/** Frames the object sends to a runner. */
-export type ServerToRunner =
-  | { type: "claimed"; epoch: number; ackedSourceSeq: number; heartbeatMs: number; commands: CommandFrame[] }
-  | { type: "fenced"; epoch: number }
-  | { type: "rejected"; reason: "terminal-run"; status: string }
-  | { type: "ack"; highestSourceSeq: number }
-  | { type: "gap"; expected: number }
-  | { type: "conflict"; sourceSeq: number }
-  | { type: "completed"; status: string }
-  | CommandFrame
-  | { type: "error"; code: string; message: string };
+/**
+ * Frames the object sends to a runner. Not strict: a runner ignores fields it does not know,
+ * so the edge can add some without breaking deployed bridges.
+ */
+export const ServerToRunner = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("claimed"),
+    epoch: Epoch,
+    ackedSourceSeq: z.number().int().min(0),
+    heartbeatMs: z.number().int().min(1),
+    commands: z.array(CommandFrame),
+  }),
+  z.object({ type: z.literal("fenced"), epoch: z.number().int().min(0) }),
+  z.object({ type: z.literal("rejected"), reason: z.literal("terminal-run"), status: z.string() }),
+  z.object({ type: z.literal("ack"), highestSourceSeq: z.number().int().min(0) }),
+  z.object({ type: z.literal("gap"), expected: SourceSeq }),
+  z.object({ type: z.literal("conflict"), sourceSeq: SourceSeq }),
+  z.object({ type: z.literal("completed"), status: z.string() }),
+  CommandFrame,
+  z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
+]);
+export type ServerToRunner = z.infer<typeof ServerToRunner>;

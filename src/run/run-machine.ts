@@ -30,7 +30,8 @@ export const DEFAULT_CANCEL_ID = "~cancel";
 
 export type ClaimResult =
   | { kind: "claimed"; epoch: number; ackedSourceSeq: number; heartbeatMs: number; commands: CommandRecord[] }
-  | { kind: "rejected"; status: RunStatus };
+  | { kind: "rejected"; status: RunStatus }
+  | { kind: "stale_epoch"; epoch: number };
 
 export type BatchResult =
   | { kind: "stale_epoch"; epoch: number }
@@ -139,9 +140,11 @@ export class RunMachine {
 
   // ---- runner side -------------------------------------------------------------------------
 
-  claim(runnerId: string): ClaimResult {
+  /** `heldEpoch`: a reconnecting runner's previous epoch; a newer claim since then wins. */
+  claim(runnerId: string, heldEpoch?: number): ClaimResult {
     const run = this.mustLoad();
     if (isTerminal(run.status)) return { kind: "rejected", status: run.status };
+    if (heldEpoch !== undefined && heldEpoch < run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
     const epoch = run.epoch + 1;
     this.store.claim(epoch, runnerId, this.now);
     const unknown = this.commands.markUnconfirmedUnknown(this.now);

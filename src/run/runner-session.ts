@@ -12,7 +12,7 @@ import { attachmentOf, closeSocket, send } from "./sockets.ts";
 export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: RunnerFrame): Promise<void> {
   const attachment = attachmentOf(ws);
   if (attachment?.role !== "runner") return;
-  if (frame.type === "hello") return hello(host, ws, frame.runnerId);
+  if (frame.type === "hello") return hello(host, ws, frame.runnerId, frame.epoch);
   if (attachment.epoch === 0) {
     send(ws, { type: "error", code: "not_claimed", message: "send hello before anything else" });
     return;
@@ -52,9 +52,10 @@ export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: Run
   }
 }
 
-async function hello(host: RunHost, ws: WebSocket, runnerId: string): Promise<void> {
-  const result = await host.operate((m) => m.claim(runnerId));
+async function hello(host: RunHost, ws: WebSocket, runnerId: string, heldEpoch: number | undefined): Promise<void> {
+  const result = await host.operate((m) => m.claim(runnerId, heldEpoch));
   if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
+  if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
   if (result.kind === "rejected") {
     send(ws, { type: "rejected", reason: "terminal-run", status: result.status });
     return closeSocket(ws, CLOSE_REJECTED, "run is terminal");

@@ -35,6 +35,27 @@ describe("claims", () => {
     expect((await getRun(run.id)).highestSourceSeq).toBe(1);
   });
 
+  it("a runner reconnecting with the epoch it held is fenced if a successor claimed since", async () => {
+    const { run, runnerToken } = await createRun();
+    const original = await claim(run.id, runnerToken, "original");
+    original.runner.close();
+    await claim(run.id, runnerToken, "successor");
+    const returning = await connectRunner(run.id, runnerToken);
+    returning.send({ type: "hello", runnerId: "original", lastSourceSeq: 0, epoch: original.epoch });
+    expect(await returning.next("fenced")).toEqual({ type: "fenced", epoch: 2 });
+    expect((await returning.waitClosed()).code).toBe(4001);
+    expect(await getRun(run.id)).toMatchObject({ epoch: 2, runner: { id: "successor", connected: true } });
+  });
+
+  it("a runner reconnecting with the current epoch claims the next one", async () => {
+    const { run, runnerToken } = await createRun();
+    const original = await claim(run.id, runnerToken, "original");
+    original.runner.close();
+    const returning = await connectRunner(run.id, runnerToken);
+    returning.send({ type: "hello", runnerId: "original", lastSourceSeq: 0, epoch: 1 });
+    expect((await returning.next("claimed")).epoch).toBe(2);
+  });
+
   it("a claim on a terminal run is rejected and leaves the epoch unchanged", async () => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);

@@ -23,8 +23,8 @@ export interface BridgeProcess {
 }
 
 /** Starts `runner-bridge <args>` as a real process. */
-export function startBridge(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): BridgeProcess {
-  const child = spawn(NODE, [BRIDGE_BIN, ...args], {
+export function startBridge(args: string[], options: { env?: Record<string, string>; cwd?: string; bin?: string } = {}): BridgeProcess {
+  const child = spawn(NODE, [options.bin ?? BRIDGE_BIN, ...args], {
     cwd: options.cwd ?? REPO,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

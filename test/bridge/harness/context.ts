@@ -12,7 +12,7 @@ export interface EdgeContext {
   edge: Edge;
   api: Api;
   /** Starts a bridge that is killed after the test if it is still running. */
-  bridge(args: string[], options?: { env?: Record<string, string> }): BridgeProcess;
+  bridge(args: string[], options?: { env?: Record<string, string>; bin?: string }): BridgeProcess;
   /** A run directory whose agent group is killed after the test if anything survived. */
   runDir(): string;
   /** The scripted fixture agent's command line for these steps. */
@@ -24,7 +24,7 @@ export function useEdge(): EdgeContext {
   const bridges: BridgeProcess[] = [];
   const dirs: string[] = [];
   const ctx = {
-    bridge(args: string[], options?: { env?: Record<string, string> }) {
+    bridge(args: string[], options?: { env?: Record<string, string>; bin?: string }) {
       const b = startBridge(args, options);
       bridges.push(b);
       return b;
