@@ -187,4 +187,28 @@ describe("the claude-code adapter (stream-json in and out)", () => {
       message: { content: [{ type: "tool_result", content: "denied: not today", is_error: true }] },
     });
   });
+
+  it("interrupt reaches the agent as one interrupt control request, and the interrupted result fails the run", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir: t.runDir(),
+        extra: ["--adapter", "claude-code", "--prompt", "wait for interrupt"],
+        agent: CLAUDE,
+      }),
+    );
+    await waitFor("the turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "assistant"));
+    await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
+    expect(await bridge.waitExit()).toBe(0);
+    const events = await t.api.runnerEvents(run.id);
+    const interruptAcks = events.filter(
+      (e) => e.type === "control_response" && (e.data as { response: { request_id: string } }).response.request_id === "rb-stop-1",
+    );
+    expect(interruptAcks).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: "result", data: { is_error: true, result: "Interrupted." } });
+    expect((await t.api.getRun(run.id)).status).toBe("failed");
+  });
 });
