@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { processAlive } from "../../../runner-bridge/src/proctree.ts";
 import { REPO } from "./edge.ts";
 import { waitFor } from "./wait.ts";
 
@@ -63,68 +64,30 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** The usual `run` argument list. */
-export function runArgs(o: {
-  edge: string;
-  runId: string;
-  token: string;
-  dir: string;
-  extra?: string[];
-  agent: string[];
-}): string[] {
+/** Flags every test bridge shares: where to connect, and short backoff and grace periods. */
+function commonArgs(o: { edge: string; runId: string; token: string; dir: string }): string[] {
   return [
-    "run",
-    "--edge",
-    o.edge,
-    "--run",
-    o.runId,
-    "--token",
-    o.token,
-    "--dir",
-    o.dir,
-    "--reconnect-min-ms",
-    "50",
-    "--reconnect-max-ms",
-    "500",
-    "--grace-ms",
-    "1500",
-    ...(o.extra ?? []),
-    "--",
-    ...o.agent,
-  ];
+    ["--edge", o.edge],
+    ["--run", o.runId],
+    ["--token", o.token],
+    ["--dir", o.dir],
+    ["--reconnect-min-ms", "50"],
+    ["--reconnect-max-ms", "500"],
+    ["--grace-ms", "1500"],
+  ].flat();
+}
+
+/** The usual `run` argument list. */
+export function runArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[]; agent: string[] }): string[] {
+  return ["run", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
 export function attachArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[] }): string[] {
-  return [
-    "attach",
-    "--edge",
-    o.edge,
-    "--run",
-    o.runId,
-    "--token",
-    o.token,
-    "--dir",
-    o.dir,
-    "--reconnect-min-ms",
-    "50",
-    "--reconnect-max-ms",
-    "500",
-    "--grace-ms",
-    "1500",
-    ...(o.extra ?? []),
-  ];
+  return ["attach", ...commonArgs(o), ...(o.extra ?? [])];
 }
 
 /** True while a process exists and is not a zombie. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
+export const alive = processAlive;
 
 /** The journal lines the agent produced, minus the supervisor's sentinel. */
 export function journalLines(dir: string): string[] {
