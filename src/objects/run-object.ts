@@ -18,13 +18,19 @@ import {
   CLOSE_NORMAL,
   type RunEvent,
 } from "../protocol/index.ts";
+import { readOrWait, readPage } from "../log/reader.ts";
+import { encodeOffset } from "../log/offsets.ts";
+import { LogWaiters } from "../log/waiters.ts";
 import { controllerCommand } from "../run/controller.ts";
 import type { RunHost } from "../run/host.ts";
 import { fireDueTimers } from "../run/run-alarms.ts";
 import { DEFAULT_CANCEL_ID, RunMachine } from "../run/run-machine.ts";
 import { handleRunnerFrame } from "../run/runner-session.ts";
+import { RunStore } from "../run/store.ts";
 import { attachmentOf, closeSocket, RunSockets, send } from "../run/sockets.ts";
 import { handleViewerFrame } from "../run/viewer-session.ts";
+import { renderBody } from "../streams/content.ts";
+import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
 import { RUN_SCHEMA } from "./run-schema.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
@@ -44,6 +50,8 @@ export class RunObject extends DurableObject<Env> {
   private readonly sockets: RunSockets;
   /** What frame handlers get; kept off the class so RPC callers cannot reach `operate`. */
   private readonly host: RunHost;
+  /** Stream readers waiting at the tail (long-poll, SSE); in memory only. */
+  private readonly waiters = new LogWaiters();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -68,6 +76,7 @@ export class RunObject extends DurableObject<Env> {
     }
     const run = machine.run();
     if (run) this.sockets.apply(machine.effects, run.epoch, run.status);
+    if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await this.scheduleAlarm(machine);
     if (machine.effects.statusChanged) await this.syncIndex();
     return result;
@@ -123,6 +132,31 @@ export class RunObject extends DurableObject<Env> {
       const run = m.mustLoad();
       return { runId: run.runId, status: run.status, epoch: run.epoch };
     });
+  }
+
+  /** The log as a Durable Streams JSON-mode stream: one message per event, closed once terminal. */
+  async readLog(request: ReadRequest): Promise<ReadResult> {
+    return readOrWait(
+      () => this.readLogNow(request),
+      this.waiters,
+      request.waitMs,
+      (result) => result.kind === "read" && result.count === 0 && !result.info.closed,
+    );
+  }
+
+  async streamHead(): Promise<StreamInfo | null> {
+    const store = new RunStore(this.ctx.storage.sql);
+    const run = store.load();
+    return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, store) : null;
+  }
+
+  private readLogNow(request: ReadRequest): ReadResult {
+    const store = new RunStore(this.ctx.storage.sql);
+    const run = store.load();
+    if (!run || run.purgedAt !== null) return { kind: "not_found" };
+    const page = readPage(store.log, request.offset, (bodies) => renderBody(bodies, true));
+    if (page.kind !== "read") return page;
+    return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
   }
 
   // ---- WebSockets ----------------------------------------------------------------------------
@@ -230,8 +264,7 @@ export class RunObject extends DurableObject<Env> {
   // ---- helpers ---------------------------------------------------------------------------------
 
   private runnerConnected(): boolean {
-    const row = this.ctx.storage.sql.exec<{ epoch: number }>("SELECT epoch FROM run").toArray()[0];
-    return row ? this.sockets.currentRunner(row.epoch) !== null : false;
+    return this.sockets.currentRunner(new RunStore(this.ctx.storage.sql).epoch()) !== null;
   }
 
   /** A read that answers 404 for no run and 410 for a purged one. */
@@ -250,6 +283,19 @@ export class RunObject extends DurableObject<Env> {
     if (isFailure(exists)) return exists;
     return this.operate(step);
   }
+}
+
+function streamInfo(runId: string, createdAt: number, store: RunStore): StreamInfo {
+  const state = store.log.mustState();
+  return {
+    // A run id is never reused (a purged id stays a tombstone), so it names the stream for good.
+    streamId: `${runId}.${createdAt}`,
+    contentType: "application/json",
+    tail: encodeOffset(state.tail),
+    closed: state.closed,
+    ttlSeconds: null,
+    expiresAt: null,
+  };
 }
 
 function failureResponse(failure: Failure): Response {

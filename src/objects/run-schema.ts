@@ -1,18 +1,21 @@
-/** SQLite schema of RunObject. Every statement is idempotent so it can run on each start. */
-export const RUN_SCHEMA = `
+import { LOG_SCHEMA } from "../log/schema.ts";
+
+/**
+ * SQLite schema of RunObject. Every statement is idempotent so it can run on each start. The
+ * event log, the claim epoch and the highest sourceSeq live in the shared log core's tables
+ * (the runner is the log's one producer); these tables hold the rest of the run.
+ */
+export const RUN_SCHEMA = `${LOG_SCHEMA}
 CREATE TABLE IF NOT EXISTS run (
   singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
   tenant TEXT NOT NULL,
   run_id TEXT NOT NULL,
   fingerprint TEXT NOT NULL,
   status TEXT NOT NULL,
-  epoch INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   claimed_at INTEGER,
   finished_at INTEGER,
   purged_at INTEGER,
-  last_seq INTEGER NOT NULL DEFAULT 0,
-  highest_source_seq INTEGER NOT NULL DEFAULT 0,
   controller_seq INTEGER NOT NULL DEFAULT 0,
   runner_id TEXT,
   outcome TEXT,
@@ -21,15 +24,6 @@ CREATE TABLE IF NOT EXISTS run (
   metadata TEXT NOT NULL,
   timeouts TEXT NOT NULL,
   retention_ms INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-  seq INTEGER PRIMARY KEY,
-  epoch INTEGER NOT NULL,
-  source TEXT NOT NULL,
-  source_seq INTEGER UNIQUE,
-  type TEXT NOT NULL,
-  data TEXT NOT NULL,
-  time INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS commands (
   command_id TEXT PRIMARY KEY,

@@ -7,6 +7,7 @@ export const ERROR_STATUS = {
   invalid_query: 400,
   invalid_body: 422,
   invalid_frame: 400,
+  invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
@@ -17,9 +18,11 @@ export const ERROR_STATUS = {
   outcome_conflict: 409,
   not_claimed: 409,
   stale_epoch: 409,
+  method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
   internal: 500,
+  not_implemented: 501,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,3 +5,4 @@ export * from "./limits.ts";
 export * from "./run.ts";
 export * from "./runner.ts";
 export * from "./viewer.ts";
+export * from "./streams.ts";

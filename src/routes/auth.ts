@@ -5,13 +5,13 @@ import { RunId } from "../protocol/index.ts";
 import type { AppContext, AppEnv, Caller } from "./app-env.ts";
 import { errorResponse } from "./respond.ts";
 
-const SOCKET_ROUTE = /^\/v1\/runs\/[^/]+\/(runner|watch)$/;
+// Routes a browser reaches without custom headers: WebSockets, and the run stream for EventSource.
+const QUERY_TOKEN_ROUTE = /^\/v1\/runs\/[^/]+\/(runner|watch|stream)$/;
 
 function bearer(c: AppContext): string | null {
   const header = c.req.header("authorization");
   if (header?.startsWith("Bearer ")) return header.slice("Bearer ".length).trim();
-  // Browsers cannot set headers on a WebSocket, so socket routes also take ?token=.
-  if (SOCKET_ROUTE.test(c.req.path)) return c.req.query("token") ?? null;
+  if (QUERY_TOKEN_ROUTE.test(c.req.path)) return c.req.query("token") ?? null;
   return null;
 }
 

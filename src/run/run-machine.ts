@@ -110,16 +110,7 @@ export class RunMachine {
       runId,
       fingerprint,
       status: "queued",
-      epoch: 0,
       createdAt: this.now,
-      claimedAt: null,
-      finishedAt: null,
-      purgedAt: null,
-      lastSeq: 0,
-      highestSourceSeq: 0,
-      controllerSeq: 0,
-      runnerId: null,
-      outcome: null,
       agent: body.agent,
       input: body.input,
       metadata: body.metadata ?? {},
@@ -145,8 +136,7 @@ export class RunMachine {
     const run = this.mustLoad();
     if (isTerminal(run.status)) return { kind: "rejected", status: run.status };
     if (heldEpoch !== undefined && heldEpoch < run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    const epoch = run.epoch + 1;
-    this.store.claim(epoch, runnerId, this.now);
+    const epoch = this.store.claim(runnerId, this.now);
     const unknown = this.commands.markUnconfirmedUnknown(this.now);
     const status: RunStatus = this.approvals.pending().length > 0 ? "waiting" : "running";
     this.setStatus(status);
@@ -174,20 +164,16 @@ export class RunMachine {
     let highest = run.highestSourceSeq;
     let stoppedAt: AppendDisposition | null = null;
     for (const event of events) {
-      const disposition = classify(this.store, event, highest);
+      const disposition = classify(this.store, epoch, event);
       if (disposition.kind === "duplicate") continue;
       if (disposition.kind !== "accepted") {
         stoppedAt = disposition;
         break;
       }
-      const stored = this.store.append({
-        epoch,
-        source: "runner",
-        sourceSeq: event.sourceSeq,
-        type: event.type,
-        data: event.data ?? null,
-        time: parseTime(event.time) ?? this.now,
-      });
+      const stored = this.store.append(
+        { epoch, source: "runner", type: event.type, data: event.data ?? null, time: parseTime(event.time) ?? this.now },
+        { sourceSeq: event.sourceSeq, state: disposition.state },
+      );
       this.effects.appended.push(stored);
       highest = event.sourceSeq;
       this.noticeApprovalRequest(stored.seq, event);

@@ -1,17 +1,25 @@
+import { LogCore } from "../log/log.ts";
+import { type ProducerState, type ProducerVerdict, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import type { EventSource, Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
 
-/** The single row describing the run. */
+/** The run's runner is the one producer of its log: claim epoch = producer epoch. */
+export const RUNNER_PRODUCER = "runner";
+
+/** The single row describing the run, with what the log core knows of it. */
 export interface RunRow {
   tenant: string;
   runId: string;
   fingerprint: string;
   status: RunStatus;
+  /** The runner's producer epoch: 0 until the first claim. */
   epoch: number;
   createdAt: number;
   claimedAt: number | null;
   finishedAt: number | null;
   purgedAt: number | null;
+  /** The log's tail: the seq of the last event. */
   lastSeq: number;
+  /** The runner producer's last accepted sourceSeq; stored sourceSeqs are always 1..this. */
   highestSourceSeq: number;
   controllerSeq: number;
   runnerId: string | null;
@@ -23,18 +31,17 @@ export interface RunRow {
   retentionMs: number;
 }
 
+export type NewRun = Omit<RunRow, "epoch" | "lastSeq" | "highestSourceSeq" | "controllerSeq" | "claimedAt" | "finishedAt" | "purgedAt" | "runnerId" | "outcome">;
+
 interface RawRun extends Record<string, SqlStorageValue> {
   tenant: string;
   run_id: string;
   fingerprint: string;
   status: string;
-  epoch: number;
   created_at: number;
   claimed_at: number | null;
   finished_at: number | null;
   purged_at: number | null;
-  last_seq: number;
-  highest_source_seq: number;
   controller_seq: number;
   runner_id: string | null;
   outcome: string | null;
@@ -45,54 +52,42 @@ interface RawRun extends Record<string, SqlStorageValue> {
   retention_ms: number;
 }
 
-interface RawEvent extends Record<string, SqlStorageValue> {
-  seq: number;
-  epoch: number;
-  source: string;
-  source_seq: number | null;
-  type: string;
-  data: string;
-  time: number;
-}
-
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 const parseOrNull = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
+const ALL_BYTES = Number.MAX_SAFE_INTEGER;
 
-export function toRunEvent(row: RawEvent): RunEvent {
-  const event: RunEvent = {
-    seq: row.seq,
-    epoch: row.epoch,
-    source: row.source as EventSource,
-    type: row.type,
-    data: JSON.parse(row.data),
-    time: new Date(row.time).toISOString(),
-  };
-  if (row.source_seq !== null) event.sourceSeq = row.source_seq;
-  return event;
+/** A stored log entry is the event's JSON, byte for byte what viewers and stream readers get. */
+export function decodeEvent(body: Uint8Array): RunEvent {
+  return JSON.parse(decoder.decode(body)) as RunEvent;
 }
 
 /** Typed access to the run row and its event log. Callers hold the transaction. */
 export class RunStore {
   private readonly sql: SqlStorage;
+  readonly log: LogCore;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
+    this.log = new LogCore(sql, RUNNER_PRODUCER_RULES);
   }
 
   load(): RunRow | null {
     const raw = this.sql.exec<RawRun>("SELECT * FROM run WHERE singleton = 1").toArray()[0];
     if (!raw) return null;
+    const runner = this.log.producers.get(RUNNER_PRODUCER);
     return {
       tenant: raw.tenant,
       runId: raw.run_id,
       fingerprint: raw.fingerprint,
       status: raw.status as RunStatus,
-      epoch: raw.epoch,
+      epoch: runner?.epoch ?? 0,
       createdAt: raw.created_at,
       claimedAt: raw.claimed_at,
       finishedAt: raw.finished_at,
       purgedAt: raw.purged_at,
-      lastSeq: raw.last_seq,
-      highestSourceSeq: raw.highest_source_seq,
+      lastSeq: this.log.state()?.tail.seq ?? 0,
+      highestSourceSeq: runner?.lastSeq ?? 0,
       controllerSeq: raw.controller_seq,
       runnerId: raw.runner_id,
       outcome: parseOrNull(raw.outcome) as Outcome | null,
@@ -104,10 +99,15 @@ export class RunStore {
     };
   }
 
-  insert(run: RunRow): void {
+  /** The runner's current claim epoch, 0 before any claim. */
+  epoch(): number {
+    return this.log.producers.get(RUNNER_PRODUCER)?.epoch ?? 0;
+  }
+
+  insert(run: NewRun): void {
     this.sql.exec(
-      `INSERT INTO run (singleton, tenant, run_id, fingerprint, status, epoch, created_at, agent, input, metadata, timeouts, retention_ms)
-       VALUES (1, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO run (singleton, tenant, run_id, fingerprint, status, created_at, agent, input, metadata, timeouts, retention_ms)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.tenant,
       run.runId,
       run.fingerprint,
@@ -119,21 +119,21 @@ export class RunStore {
       JSON.stringify(run.timeouts),
       run.retentionMs,
     );
+    this.log.init();
   }
 
   setStatus(status: RunStatus): void {
     this.sql.exec("UPDATE run SET status = ? WHERE singleton = 1", status);
   }
 
-  claim(epoch: number, runnerId: string, now: number): void {
-    this.sql.exec(
-      "UPDATE run SET epoch = ?, runner_id = ?, claimed_at = ? WHERE singleton = 1",
-      epoch,
-      runnerId,
-      now,
-    );
+  /** Opens the runner's next epoch; returns it. */
+  claim(runnerId: string, now: number): number {
+    const { epoch } = this.log.producers.bump(RUNNER_PRODUCER, now);
+    this.sql.exec("UPDATE run SET runner_id = ?, claimed_at = ? WHERE singleton = 1", runnerId, now);
+    return epoch;
   }
 
+  /** Records the outcome and closes the log: a finished run's stream reads as closed. */
   finish(outcome: Outcome, now: number): void {
     this.sql.exec(
       "UPDATE run SET status = ?, outcome = ?, finished_at = ? WHERE singleton = 1",
@@ -141,6 +141,7 @@ export class RunStore {
       JSON.stringify(outcome),
       now,
     );
+    this.log.close(null);
   }
 
   nextControllerSeq(): number {
@@ -151,53 +152,50 @@ export class RunStore {
       .one().controller_seq;
   }
 
-  /** Appends one event at the next seq; runner events also advance highest_source_seq. */
-  append(event: { epoch: number; source: EventSource; sourceSeq?: number; type: string; data: unknown; time: number }): RunEvent {
-    const { last_seq: seq } = this.sql
-      .exec<{ last_seq: number }>("UPDATE run SET last_seq = last_seq + 1 WHERE singleton = 1 RETURNING last_seq")
-      .one();
-    if (event.sourceSeq !== undefined) {
-      this.sql.exec("UPDATE run SET highest_source_seq = ? WHERE singleton = 1", event.sourceSeq);
-    }
-    const data = JSON.stringify(event.data ?? null);
-    this.sql.exec(
-      "INSERT INTO events (seq, epoch, source, source_seq, type, data, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      seq,
-      event.epoch,
-      event.source,
-      event.sourceSeq ?? null,
-      event.type,
-      data,
-      event.time,
-    );
-    return toRunEvent({
-      seq,
+  /** How a runner event at `sourceSeq`, sent under `epoch`, relates to what the runner already stored. */
+  judgeRunner(epoch: number, sourceSeq: number): ProducerVerdict {
+    return this.log.producers.judge({ producerId: RUNNER_PRODUCER, epoch, seq: sourceSeq });
+  }
+
+  /**
+   * Appends one event at the next seq. A runner event carries the producer state its verdict
+   * accepted, recorded in the same transaction.
+   */
+  append(
+    event: { epoch: number; source: EventSource; type: string; data: unknown; time: number },
+    runner?: { sourceSeq: number; state: ProducerState },
+  ): RunEvent {
+    const stored: RunEvent = {
+      seq: this.log.mustState().tail.seq + 1,
       epoch: event.epoch,
       source: event.source,
-      source_seq: event.sourceSeq ?? null,
+      ...(runner ? { sourceSeq: runner.sourceSeq } : {}),
       type: event.type,
-      data,
-      time: event.time,
-    });
+      data: event.data ?? null,
+      time: new Date(event.time).toISOString(),
+    };
+    const claim = runner ? { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: runner.sourceSeq } : null;
+    this.log.append([encoder.encode(JSON.stringify(stored))], event.time, claim);
+    if (runner) this.log.producers.record(RUNNER_PRODUCER, runner.state, event.time);
+    return stored;
   }
 
   runnerEvent(sourceSeq: number): { type: string; data: unknown } | null {
-    const row = this.sql
-      .exec<{ type: string; data: string }>("SELECT type, data FROM events WHERE source_seq = ?", sourceSeq)
-      .toArray()[0];
-    return row ? { type: row.type, data: JSON.parse(row.data) } : null;
+    const entry = this.log.entryForProducerSeq(RUNNER_PRODUCER, sourceSeq);
+    if (!entry) return null;
+    const { type, data } = decodeEvent(entry.body);
+    return { type, data };
   }
 
   eventsAfter(after: number, limit: number): RunEvent[] {
-    return this.sql
-      .exec<RawEvent>("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
-      .toArray()
-      .map(toRunEvent);
+    const from = this.log.position(after);
+    if (!from) return [];
+    return this.log.read(from, { maxBytes: ALL_BYTES, maxEntries: limit }).entries.map((entry) => decodeEvent(entry.body));
   }
 
   /** Drops everything but the run row, which stays as a tombstone. */
   purge(now: number): void {
-    this.sql.exec("DELETE FROM events");
+    this.log.clear();
     this.sql.exec("DELETE FROM commands");
     this.sql.exec("DELETE FROM approvals");
     this.sql.exec("DELETE FROM timers");

@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { attachArgs, FIXTURES, NODE, runArgs } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 const CODEX = [NODE, path.join(FIXTURES, "fake-codex-app-server.mjs")];

@@ -5,7 +5,7 @@ import { signToken } from "../../src/auth/tokens.ts";
 import { attachArgs } from "./harness/bridge.ts";
 import { devTokenSecret } from "./harness/api.ts";
 import { useEdge } from "./harness/context.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 const LONG_WAIT = 30_000;

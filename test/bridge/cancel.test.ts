@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { alive, runArgs } from "./harness/bridge.ts";
 import { marker, useEdge } from "./harness/context.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 

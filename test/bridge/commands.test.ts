@@ -5,7 +5,7 @@ import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
 import { attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 

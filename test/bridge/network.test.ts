@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runArgs } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { type CutProxy, startProxy } from "./harness/proxy.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 let proxy: CutProxy | null = null;

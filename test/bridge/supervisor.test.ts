@@ -7,7 +7,7 @@ import { startAgent } from "../../runner-bridge/src/launch.ts";
 import { groupAlive, terminateGroup } from "../../runner-bridge/src/proctree.ts";
 import { type RunSpec, readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { alive, FIXTURES, NODE, tempDir } from "./harness/bridge.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 function launch(steps: unknown[]) {
   const dir = tempDir("supervised-");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { alive, attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
-import { waitFor } from "./harness/wait.ts";
+import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 

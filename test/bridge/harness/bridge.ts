@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { processAlive } from "../../../runner-bridge/src/proctree.ts";
 import { REPO } from "./edge.ts";
-import { waitFor } from "./wait.ts";
+import { waitFor } from "../../support/wait.ts";
 
 export const BRIDGE_BIN = path.join(REPO, "runner-bridge/bin/runner-bridge.mjs");
 export const FIXTURES = path.join(REPO, "test/bridge/fixtures");

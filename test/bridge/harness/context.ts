@@ -6,7 +6,7 @@ import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts"
 import { Api } from "./api.ts";
 import { type BridgeProcess, FIXTURES, NODE, startBridge, tempDir } from "./bridge.ts";
 import { type Edge, startEdge } from "./edge.ts";
-import { waitFor } from "./wait.ts";
+import { waitFor } from "../../support/wait.ts";
 
 export interface EdgeContext {
   edge: Edge;

@@ -1,0 +1,195 @@
+import { LOG_START, type LogPosition, type OffsetRef } from "./offsets.ts";
+import { type ProducerClaim, type ProducerRules, ProducerTable } from "./producers.ts";
+
+/**
+ * The log core shared by every append-only log in the control plane: a run's event log and a
+ * Durable Streams stream. It owns entry storage, positions (offsets), producer fencing and
+ * closure; what an entry means (bytes of a stream, one JSON event of a run) is the caller's.
+ *
+ * Everything here is synchronous SQLite inside the caller's transaction (or the implicit one of a
+ * Durable Object method that does not await), so judge + append + producer update commit
+ * together or not at all.
+ */
+
+export interface LogEntry {
+  seq: number;
+  /** Position after this entry. */
+  end: LogPosition;
+  body: Uint8Array;
+  time: number;
+}
+
+export interface LogState {
+  tail: LogPosition;
+  closed: boolean;
+  /** The producer request that closed the log, so a retry of it is recognised as a duplicate. */
+  closedBy: ProducerClaim | null;
+}
+
+export interface ReadLimits {
+  /** Stop before this many body bytes (at least one entry is always returned). */
+  maxBytes: number;
+  maxEntries: number;
+}
+
+export interface LogPage {
+  entries: LogEntry[];
+  /** Where the next read starts: the end of the last entry, or the start position. */
+  next: LogPosition;
+  /** True when `next` is the tail. */
+  upToDate: boolean;
+}
+
+export type ResolvedOffset =
+  | { kind: "ok"; position: LogPosition }
+  | { kind: "beyond_tail" }
+  | { kind: "unknown" };
+
+interface RawState extends Record<string, SqlStorageValue> {
+  tail_seq: number;
+  tail_pos: number;
+  closed: number;
+  closed_by_producer: string | null;
+  closed_by_epoch: number | null;
+  closed_by_seq: number | null;
+}
+
+interface RawEntry extends Record<string, SqlStorageValue> {
+  seq: number;
+  end_pos: number;
+  body: ArrayBuffer;
+  time: number;
+}
+
+/** A copy of exactly the bytes of `view`, as SQLite takes them. */
+function toBuffer(view: Uint8Array): ArrayBuffer {
+  if (view.byteOffset === 0 && view.byteLength === view.buffer.byteLength && view.buffer instanceof ArrayBuffer) return view.buffer;
+  return view.slice().buffer as ArrayBuffer;
+}
+
+export class LogCore {
+  private readonly sql: SqlStorage;
+  readonly producers: ProducerTable;
+
+  constructor(sql: SqlStorage, rules: ProducerRules) {
+    this.sql = sql;
+    this.producers = new ProducerTable(sql, rules);
+  }
+
+  state(): LogState | null {
+    const row = this.sql.exec<RawState>("SELECT * FROM log_state WHERE singleton = 1").toArray()[0];
+    if (!row) return null;
+    const closedBy =
+      row.closed_by_producer === null
+        ? null
+        : { producerId: row.closed_by_producer, epoch: row.closed_by_epoch ?? 0, seq: row.closed_by_seq ?? 0 };
+    return { tail: { seq: row.tail_seq, pos: row.tail_pos }, closed: row.closed === 1, closedBy };
+  }
+
+  mustState(): LogState {
+    const state = this.state();
+    if (!state) throw new Error("log not initialised");
+    return state;
+  }
+
+  /** Starts an empty, open log. */
+  init(): void {
+    this.sql.exec("INSERT INTO log_state (singleton, tail_seq, tail_pos, closed) VALUES (1, 0, 0, 0)");
+  }
+
+  /**
+   * Appends one entry per body at the tail and returns the new tail. `producer` stamps the entries
+   * with the request that wrote them (the caller has judged it and records the producer state).
+   */
+  append(bodies: readonly Uint8Array[], time: number, producer: ProducerClaim | null = null): LogPosition {
+    let { seq, pos } = this.mustState().tail;
+    for (const body of bodies) {
+      seq += 1;
+      pos += body.byteLength;
+      this.sql.exec(
+        "INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        seq,
+        pos,
+        toBuffer(body),
+        time,
+        producer?.producerId ?? null,
+        producer?.epoch ?? null,
+        producer?.seq ?? null,
+      );
+    }
+    this.sql.exec("UPDATE log_state SET tail_seq = ?, tail_pos = ? WHERE singleton = 1", seq, pos);
+    return { seq, pos };
+  }
+
+  /** Entries after `from`, bounded by `limits`. */
+  read(from: LogPosition, limits: ReadLimits): LogPage {
+    const tail = this.mustState().tail;
+    const entries: LogEntry[] = [];
+    let bytes = 0;
+    let next = from;
+    if (from.seq < tail.seq) {
+      // The cursor steps lazily, so stopping early does not load the rest.
+      const cursor = this.sql.exec<RawEntry>(
+        "SELECT seq, end_pos, body, time FROM log_entries WHERE seq > ? ORDER BY seq LIMIT ?",
+        from.seq,
+        limits.maxEntries,
+      );
+      for (const row of cursor) {
+        const size = row.body.byteLength;
+        if (entries.length > 0 && bytes + size > limits.maxBytes) break;
+        const end = { seq: row.seq, pos: row.end_pos };
+        entries.push({ seq: row.seq, end, body: new Uint8Array(row.body), time: row.time });
+        bytes += size;
+        next = end;
+      }
+    }
+    return { entries, next, upToDate: next.seq === tail.seq };
+  }
+
+  /** The position after entry `seq` (0: the start), or null past the tail. */
+  position(seq: number): LogPosition | null {
+    if (seq === 0) return LOG_START;
+    const row = this.sql.exec<{ end_pos: number }>("SELECT end_pos FROM log_entries WHERE seq = ?", seq).toArray()[0];
+    return row ? { seq, pos: row.end_pos } : null;
+  }
+
+  /** Checks a client offset against this log: it must name a real entry boundary. */
+  resolve(ref: OffsetRef): ResolvedOffset {
+    const tail = this.mustState().tail;
+    if (ref.kind === "start") return { kind: "ok", position: LOG_START };
+    if (ref.kind === "now") return { kind: "ok", position: tail };
+    if (ref.seq > tail.seq) return { kind: "beyond_tail" };
+    const position = this.position(ref.seq);
+    if (!position || position.pos !== ref.pos) return { kind: "unknown" };
+    return { kind: "ok", position };
+  }
+
+  /** Marks the log closed; nothing can be appended afterwards. */
+  close(by: ProducerClaim | null): void {
+    this.sql.exec(
+      "UPDATE log_state SET closed = 1, closed_by_producer = ?, closed_by_epoch = ?, closed_by_seq = ? WHERE singleton = 1",
+      by?.producerId ?? null,
+      by?.epoch ?? null,
+      by?.seq ?? null,
+    );
+  }
+
+  /** The first entry a producer request wrote, for callers that compare a retry's content. */
+  entryForProducerSeq(producerId: string, seq: number): LogEntry | null {
+    const row = this.sql
+      .exec<RawEntry>(
+        "SELECT seq, end_pos, body, time FROM log_entries WHERE producer_id = ? AND producer_seq = ? ORDER BY seq LIMIT 1",
+        producerId,
+        seq,
+      )
+      .toArray()[0];
+    return row ? { seq: row.seq, end: { seq: row.seq, pos: row.end_pos }, body: new Uint8Array(row.body), time: row.time } : null;
+  }
+
+  /** Removes the log entirely (entries, producers, state). */
+  clear(): void {
+    this.sql.exec("DELETE FROM log_entries");
+    this.sql.exec("DELETE FROM log_producers");
+    this.sql.exec("DELETE FROM log_state");
+  }
+}

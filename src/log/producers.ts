@@ -1,0 +1,116 @@
+/**
+ * Producer fencing: one writer identity, an epoch that fences older incarnations of it, and a
+ * per-request sequence number that makes retries idempotent. The Durable Streams producer
+ * (Producer-Id/Epoch/Seq) and a run's runner (claim epoch + sourceSeq) are both this.
+ */
+
+export interface ProducerClaim {
+  producerId: string;
+  epoch: number;
+  seq: number;
+}
+
+export interface ProducerState {
+  epoch: number;
+  /** Highest accepted seq, or `firstSeq - 1` when nothing was accepted yet. */
+  lastSeq: number;
+}
+
+export interface ProducerRules {
+  /**
+   * "client": the producer declares its epoch and may raise it (it must then restart at
+   * `firstSeq`). "server": epochs are raised only by `ProducerTable.bump` (a run's claim), so a
+   * claim from any other epoch is stale.
+   */
+  epochs: "client" | "server";
+  /** "epoch": seq restarts at `firstSeq` in each epoch. "producer": seq runs on across epochs. */
+  seqScope: "epoch" | "producer";
+  firstSeq: number;
+}
+
+/** Durable Streams idempotent producers (PROTOCOL §5.2.1). */
+export const STREAM_PRODUCER_RULES: ProducerRules = { epochs: "client", seqScope: "epoch", firstSeq: 0 };
+/** A run's runner: epochs come from claims, sourceSeq counts from 1 for the life of the run. */
+export const RUNNER_PRODUCER_RULES: ProducerRules = { epochs: "server", seqScope: "producer", firstSeq: 1 };
+
+export type ProducerVerdict =
+  /** Store it; `state` is what the producer row becomes once it is stored. */
+  | { kind: "accepted"; state: ProducerState }
+  /** Already stored: answer success, store nothing. `lastSeq` is the highest accepted seq. */
+  | { kind: "duplicate"; lastSeq: number }
+  /** Something is missing before this seq. */
+  | { kind: "gap"; expected: number; received: number }
+  /** A newer epoch owns this producer id. */
+  | { kind: "stale_epoch"; current: number }
+  /** A client raised its epoch without restarting its seq. */
+  | { kind: "bad_epoch_start"; expected: number };
+
+/** Classifies one claim against the producer's stored state (null: never seen). Pure. */
+export function judgeProducer(state: ProducerState | null, claim: ProducerClaim, rules: ProducerRules): ProducerVerdict {
+  const current: ProducerState = state ?? { epoch: rules.epochs === "client" ? claim.epoch : 0, lastSeq: rules.firstSeq - 1 };
+  if (state === null && rules.epochs === "client") {
+    // First contact: the client's epoch is established, its seq must start the epoch.
+    if (claim.seq !== rules.firstSeq) return { kind: "gap", expected: rules.firstSeq, received: claim.seq };
+    return { kind: "accepted", state: { epoch: claim.epoch, lastSeq: claim.seq } };
+  }
+  if (claim.epoch < current.epoch) return { kind: "stale_epoch", current: current.epoch };
+  if (claim.epoch > current.epoch) {
+    if (rules.epochs === "server") return { kind: "stale_epoch", current: current.epoch };
+    const expected = rules.seqScope === "epoch" ? rules.firstSeq : current.lastSeq + 1;
+    if (claim.seq !== expected) return { kind: "bad_epoch_start", expected };
+    return { kind: "accepted", state: { epoch: claim.epoch, lastSeq: claim.seq } };
+  }
+  if (claim.seq <= current.lastSeq) return { kind: "duplicate", lastSeq: current.lastSeq };
+  if (claim.seq > current.lastSeq + 1) return { kind: "gap", expected: current.lastSeq + 1, received: claim.seq };
+  return { kind: "accepted", state: { epoch: current.epoch, lastSeq: claim.seq } };
+}
+
+interface RawProducer extends Record<string, SqlStorageValue> {
+  epoch: number;
+  last_seq: number;
+}
+
+/** Producer rows in the log's SQLite tables. Callers hold the transaction. */
+export class ProducerTable {
+  private readonly sql: SqlStorage;
+  readonly rules: ProducerRules;
+
+  constructor(sql: SqlStorage, rules: ProducerRules) {
+    this.sql = sql;
+    this.rules = rules;
+  }
+
+  get(producerId: string): ProducerState | null {
+    const row = this.sql
+      .exec<RawProducer>("SELECT epoch, last_seq FROM log_producers WHERE producer_id = ?", producerId)
+      .toArray()[0];
+    return row ? { epoch: row.epoch, lastSeq: row.last_seq } : null;
+  }
+
+  judge(claim: ProducerClaim): ProducerVerdict {
+    return judgeProducer(this.get(claim.producerId), claim, this.rules);
+  }
+
+  /** Records an accepted claim. Call in the same transaction as the append it guards. */
+  record(producerId: string, state: ProducerState, now: number): void {
+    this.sql.exec(
+      `INSERT INTO log_producers (producer_id, epoch, last_seq, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (producer_id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
+      producerId,
+      state.epoch,
+      state.lastSeq,
+      now,
+    );
+  }
+
+  /** Server-side epochs: opens the next epoch for `producerId` (a run claim) and returns it. */
+  bump(producerId: string, now: number): ProducerState {
+    const state = this.get(producerId) ?? { epoch: 0, lastSeq: this.rules.firstSeq - 1 };
+    const next: ProducerState = {
+      epoch: state.epoch + 1,
+      lastSeq: this.rules.seqScope === "epoch" ? this.rules.firstSeq - 1 : state.lastSeq,
+    };
+    this.record(producerId, next, now);
+    return next;
+  }
+}

@@ -1,0 +1,57 @@
+import type { LogCore } from "./log.ts";
+import { encodeOffset, type OffsetRef } from "./offsets.ts";
+import type { LogWaiters } from "./waiters.ts";
+
+/** At most this much is returned by one read of a log, whatever reads it. */
+export const LOG_READ_LIMITS = { maxBytes: 1024 * 1024, maxEntries: 1000 };
+
+export type PageRead =
+  | {
+      kind: "read";
+      /** Offset token the read started at (`now` resolved to the tail). */
+      start: string;
+      next: string;
+      /** The entries' bodies, rendered by the caller's `render`. */
+      body: Uint8Array;
+      count: number;
+      upToDate: boolean;
+      /** The log is closed and this read reached its end. */
+      closedAtEnd: boolean;
+      closed: boolean;
+    }
+  | { kind: "bad_offset"; message: string };
+
+/** One bounded read from a client offset, which must name an entry boundary of this log. */
+export function readPage(log: LogCore, offset: OffsetRef, render: (bodies: Uint8Array[]) => Uint8Array): PageRead {
+  const resolved = log.resolve(offset);
+  if (resolved.kind === "beyond_tail") return { kind: "bad_offset", message: "the offset is past the end of the stream" };
+  if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
+  const page = log.read(resolved.position, LOG_READ_LIMITS);
+  const { closed } = log.mustState();
+  return {
+    kind: "read",
+    start: encodeOffset(resolved.position),
+    next: encodeOffset(page.next),
+    body: render(page.entries.map((entry) => entry.body)),
+    count: page.entries.length,
+    upToDate: page.upToDate,
+    closedAtEnd: closed && page.upToDate,
+    closed,
+  };
+}
+
+/**
+ * A read that, finding nothing new at the tail of an open log, waits up to `waitMs` for an
+ * append (long-poll, SSE) and reads once more. `read` re-checks whatever may have changed.
+ */
+export async function readOrWait<R extends { kind: string }>(
+  read: () => R,
+  waiters: LogWaiters,
+  waitMs: number,
+  isEmptyOpenRead: (result: R) => boolean,
+): Promise<R> {
+  const first = read();
+  if (waitMs <= 0 || !isEmptyOpenRead(first)) return first;
+  await waiters.wait(waitMs);
+  return read();
+}

@@ -1,0 +1,31 @@
+/**
+ * SQLite tables of the shared log core. Every statement is idempotent so an object can run it
+ * on each start. An object using the core runs this next to its own schema.
+ */
+export const LOG_SCHEMA = `
+CREATE TABLE IF NOT EXISTS log_state (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  tail_seq INTEGER NOT NULL,
+  tail_pos INTEGER NOT NULL,
+  closed INTEGER NOT NULL DEFAULT 0,
+  closed_by_producer TEXT,
+  closed_by_epoch INTEGER,
+  closed_by_seq INTEGER
+);
+CREATE TABLE IF NOT EXISTS log_entries (
+  seq INTEGER PRIMARY KEY,
+  end_pos INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  time INTEGER NOT NULL,
+  producer_id TEXT,
+  producer_epoch INTEGER,
+  producer_seq INTEGER
+);
+CREATE INDEX IF NOT EXISTS log_entries_by_producer ON log_entries (producer_id, producer_seq) WHERE producer_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS log_producers (
+  producer_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`;

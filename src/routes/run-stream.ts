@@ -1,0 +1,31 @@
+import { Hono } from "hono";
+import { isFailure } from "../protocol/index.ts";
+import type { AppEnv } from "./app-env.ts";
+import { runAccess } from "./auth.ts";
+import { errorResponse, failureResponse } from "./respond.ts";
+import { type StreamReader, serveStreamHead, serveStreamRead } from "./streams.ts";
+import { runStub } from "./stubs.ts";
+
+/**
+ * A run's event log as a read-only Durable Streams stream in JSON mode: offsets come from seq,
+ * each message is one event (the bytes a WebSocket viewer gets), closed once the run is terminal.
+ */
+export const runStream = new Hono<AppEnv>();
+
+runStream.on(["GET", "HEAD"], "/:runId/stream", async (c) => {
+  const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
+  if (access instanceof Response) return access;
+  const stub = runStub(c.env, access.tenant, access.runId);
+  // Unknown and purged runs answer as the rest of the API does: 404, or 410 with the status.
+  const run = await stub.get();
+  if (isFailure(run)) return failureResponse(run);
+  const reader: StreamReader = { read: (request) => stub.readLog(request), head: () => stub.streamHead() };
+  if (c.req.method === "HEAD") return serveStreamHead(reader);
+  return serveStreamRead(c.env, reader, c.req.raw, new URL(c.req.url));
+});
+
+runStream.all("/:runId/stream", () => {
+  const response = errorResponse("method_not_allowed", "a run's stream is read-only: use GET or HEAD");
+  response.headers.set("allow", "GET, HEAD");
+  return response;
+});

@@ -1,0 +1,91 @@
+/** Content types, JSON mode and body splitting for Durable Streams. */
+
+export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+/** Largest stored entry: byte appends are split at this size, JSON messages may not exceed it. */
+export const MAX_ENTRY_BYTES = 1024 * 1024;
+/** Largest request body accepted by PUT/POST. */
+export const MAX_APPEND_BYTES = 16 * 1024 * 1024;
+
+/** The media type alone, lowercased: "Application/JSON; charset=utf-8" → "application/json". */
+export function mediaType(contentType: string): string {
+  return (contentType.split(";")[0] ?? "").trim().toLowerCase();
+}
+
+/** A syntactically plausible `type/subtype`. */
+export function isValidContentType(contentType: string): boolean {
+  return /^[\w.+-]+\/[\w.+-]+/.test(contentType.trim());
+}
+
+export function isJsonType(contentType: string): boolean {
+  return mediaType(contentType) === "application/json";
+}
+
+/** Streams whose bytes SSE may carry as text; everything else is sent base64-encoded. */
+export function isTextType(contentType: string): boolean {
+  const media = mediaType(contentType);
+  return media.startsWith("text/") || media === "application/json";
+}
+
+const encoder = new TextEncoder();
+
+export type Messages = { ok: true; messages: Uint8Array[] } | { ok: false; status: 400 | 413; message: string };
+
+/**
+ * JSON mode: validates the body and flattens one level of array, one message per element, each
+ * re-serialised compactly. `allowEmpty`: an empty array is a valid PUT body but not a POST body.
+ */
+export function jsonMessages(body: Uint8Array, allowEmpty: boolean): Messages {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    return { ok: false, status: 400, message: "the body is not valid JSON" };
+  }
+  const values = Array.isArray(parsed) ? parsed : [parsed];
+  if (values.length === 0 && !allowEmpty) return { ok: false, status: 400, message: "an empty JSON array appends nothing" };
+  const messages: Uint8Array[] = [];
+  for (const value of values) {
+    const bytes = encoder.encode(JSON.stringify(value));
+    if (bytes.byteLength > MAX_ENTRY_BYTES) {
+      return { ok: false, status: 413, message: `a JSON message is limited to ${MAX_ENTRY_BYTES} bytes` };
+    }
+    messages.push(bytes);
+  }
+  return { ok: true, messages };
+}
+
+/** Byte mode: the body as entries of at most MAX_ENTRY_BYTES (boundaries carry no meaning). */
+export function byteMessages(body: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < body.byteLength; at += MAX_ENTRY_BYTES) {
+    parts.push(body.subarray(at, Math.min(at + MAX_ENTRY_BYTES, body.byteLength)));
+  }
+  return parts;
+}
+
+/** What a read returns: concatenated bytes, or for JSON mode one JSON array of the messages. */
+export function renderBody(bodies: readonly Uint8Array[], json: boolean): Uint8Array {
+  if (json) {
+    const parts: Uint8Array[] = [encoder.encode("[")];
+    bodies.forEach((body, index) => {
+      if (index > 0) parts.push(encoder.encode(","));
+      parts.push(body);
+    });
+    parts.push(encoder.encode("]"));
+    return concat(parts);
+  }
+  return concat(bodies);
+}
+
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  let size = 0;
+  for (const part of parts) size += part.byteLength;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+import { byteMessages, isJsonType, jsonMessages, type Messages } from "./content.ts";
+
+/** A stream's configuration row (stream_meta) and the rules derived from it. */
+export interface Meta {
+  streamId: string;
+  tenant: string;
+  path: string;
+  contentType: string;
+  ttlSeconds: number | null;
+  expiresAt: string | null;
+  expiresAtMs: number | null;
+  touchedAt: number;
+  writerSeq: string | null;
+}
+
+interface RawMeta extends Record<string, SqlStorageValue> {
+  stream_id: string;
+  tenant: string;
+  path: string;
+  content_type: string;
+  ttl_seconds: number | null;
+  expires_at: string | null;
+  expires_at_ms: number | null;
+  touched_at: number;
+  writer_seq: string | null;
+}
+
+export function readMeta(sql: SqlStorage): Meta | null {
+  const row = sql.exec<RawMeta>("SELECT * FROM stream_meta WHERE singleton = 1").toArray()[0];
+  if (!row) return null;
+  return {
+    streamId: row.stream_id,
+    tenant: row.tenant,
+    path: row.path,
+    contentType: row.content_type,
+    ttlSeconds: row.ttl_seconds,
+    expiresAt: row.expires_at,
+    expiresAtMs: row.expires_at_ms,
+    touchedAt: row.touched_at,
+    writerSeq: row.writer_seq,
+  };
+}
+
+export interface NewStream {
+  tenant: string;
+  path: string;
+  contentType: string;
+  ttlSeconds: number | null;
+  expiresAt: string | null;
+  expiresAtMs: number | null;
+}
+
+/** Starts a new incarnation of the stream: a fresh stream id, so old ETags never match it. */
+export function insertMeta(sql: SqlStorage, stream: NewStream, now: number): void {
+  sql.exec(
+    `INSERT INTO stream_meta (singleton, stream_id, tenant, path, content_type, ttl_seconds, expires_at, expires_at_ms, created_at, touched_at)
+     VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    crypto.randomUUID(),
+    stream.tenant,
+    stream.path,
+    stream.contentType,
+    stream.ttlSeconds,
+    stream.expiresAt,
+    stream.expiresAtMs,
+    now,
+    now,
+  );
+}
+
+/** When the stream expires: a sliding TTL from the last read or write, or an absolute time. */
+export function deadline(meta: Meta): number | null {
+  const candidates: number[] = [];
+  if (meta.ttlSeconds !== null) candidates.push(meta.touchedAt + meta.ttlSeconds * 1000);
+  if (meta.expiresAtMs !== null) candidates.push(meta.expiresAtMs);
+  return candidates.length === 0 ? null : Math.min(...candidates);
+}
+
+/** A PUT or POST body as entries of a stream of `contentType`. */
+export function splitBody(body: Uint8Array, contentType: string, allowEmptyJson: boolean): Messages {
+  if (body.byteLength === 0) return { ok: true, messages: [] };
+  return isJsonType(contentType) ? jsonMessages(body, allowEmptyJson) : { ok: true, messages: byteMessages(body) };
+}
