@@ -1,5 +1,5 @@
 import type { LogCore } from "./log.ts";
-import { encodeOffset, type OffsetRef } from "./offsets.ts";
+import { encodeOffset, type OffsetRef, parseOffset } from "./offsets.ts";
 import type { LogWaiters } from "./waiters.ts";
 
 /** At most this much is returned by one read of a log, whatever reads it. */
@@ -17,7 +17,6 @@ export type PageRead =
       upToDate: boolean;
       /** The log is closed and this read reached its end. */
       closedAtEnd: boolean;
-      closed: boolean;
     }
   | { kind: "bad_offset"; message: string };
 
@@ -36,22 +35,27 @@ export function readPage(log: LogCore, offset: OffsetRef, render: (bodies: Uint8
     count: page.entries.length,
     upToDate: page.upToDate,
     closedAtEnd: closed && page.upToDate,
-    closed,
   };
+}
+
+/** A read that found nothing new in a log that is still open: worth waiting for an append. */
+export function nothingYet(result: { kind: string; count?: number; info?: { closed: boolean } }): boolean {
+  return result.kind === "read" && result.count === 0 && result.info?.closed === false;
 }
 
 /**
  * A read that, finding nothing new at the tail of an open log, waits up to `waitMs` for an
  * append (long-poll, SSE) and reads once more. `read` re-checks whatever may have changed.
  */
-export async function readOrWait<R extends { kind: string }>(
-  read: () => R,
+export async function readOrWait<R extends { kind: string; start?: string; count?: number; info?: { closed: boolean } }>(
+  read: (offset: OffsetRef) => R,
+  offset: OffsetRef,
   waiters: LogWaiters,
   waitMs: number,
-  isEmptyOpenRead: (result: R) => boolean,
 ): Promise<R> {
-  const first = read();
-  if (waitMs <= 0 || !isEmptyOpenRead(first)) return first;
+  const first = read(offset);
+  if (waitMs <= 0 || !nothingYet(first)) return first;
   await waiters.wait(waitMs);
-  return read();
+  // `now` meant the tail when the reader asked, not when it woke: read on from where it started.
+  return read((first.start !== undefined ? parseOffset(first.start) : null) ?? offset);
 }

@@ -19,7 +19,7 @@ import {
   type RunEvent,
 } from "../protocol/index.ts";
 import { readOrWait, readPage } from "../log/reader.ts";
-import { encodeOffset } from "../log/offsets.ts";
+import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { LogWaiters } from "../log/waiters.ts";
 import { controllerCommand } from "../run/controller.ts";
 import type { RunHost } from "../run/host.ts";
@@ -136,12 +136,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** The log as a Durable Streams JSON-mode stream: one message per event, closed once terminal. */
   async readLog(request: ReadRequest): Promise<ReadResult> {
-    return readOrWait(
-      () => this.readLogNow(request),
-      this.waiters,
-      request.waitMs,
-      (result) => result.kind === "read" && result.count === 0 && !result.info.closed,
-    );
+    return readOrWait((offset) => this.readLogNow(offset), request.offset, this.waiters, request.waitMs);
   }
 
   async streamHead(): Promise<StreamInfo | null> {
@@ -150,11 +145,11 @@ export class RunObject extends DurableObject<Env> {
     return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, store) : null;
   }
 
-  private readLogNow(request: ReadRequest): ReadResult {
+  private readLogNow(offset: OffsetRef): ReadResult {
     const store = new RunStore(this.ctx.storage.sql);
     const run = store.load();
     if (!run || run.purgedAt !== null) return { kind: "not_found" };
-    const page = readPage(store.log, request.offset, (bodies) => renderBody(bodies, true));
+    const page = readPage(store.log, offset, (bodies) => renderBody(bodies, true));
     if (page.kind !== "read") return page;
     return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
   }

@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { LogCore } from "../log/log.ts";
-import { encodeOffset, type LogPosition } from "../log/offsets.ts";
+import { encodeOffset, type LogPosition, type OffsetRef } from "../log/offsets.ts";
 import { STREAM_PRODUCER_RULES } from "../log/producers.ts";
 import { LOG_SCHEMA } from "../log/schema.ts";
+import { readOrWait, readPage } from "../log/reader.ts";
 import { LogWaiters } from "../log/waiters.ts";
 import { DEFAULT_CONTENT_TYPE, isJsonType, mediaType, renderBody } from "../streams/content.ts";
 import { beginFork, forkPage } from "../streams/fork-source.ts";
@@ -28,8 +29,6 @@ import type {
 } from "../streams/types.ts";
 import { STREAM_SCHEMA } from "./stream-schema.ts";
 
-/** Most a single catch-up read returns. */
-const READ_LIMITS = { maxBytes: 1024 * 1024, maxEntries: 1000 };
 /** A fork whose copy has not finished by then was abandoned by a crash; its reference is released. */
 export const FORK_COPY_TIMEOUT_MS = 5 * 60_000;
 /** Retry interval for releasing a reference on a source that could not be reached. */
@@ -91,39 +90,30 @@ export class StreamObject extends DurableObject<Env> {
   }
 
   async read(request: ReadRequest): Promise<ReadResult> {
+    // A stream deleted and created again while a reader waited is another stream to that reader.
+    let streamId: string | null = null;
+    const result = await readOrWait(
+      (offset) => {
+        const read = this.readNow(offset, streamId);
+        if (read.kind === "read") streamId = read.info.streamId;
+        return read;
+      },
+      request.offset,
+      this.waiters,
+      request.waitMs,
+    );
+    return result.kind === "gone" || result.kind === "not_found" ? this.settled(result) : result;
+  }
+
+  private readNow(offset: OffsetRef, expectedStreamId: string | null): ReadResult {
     const status = this.status(Date.now());
-    if (status.kind !== "live") return this.settled({ kind: status.kind === "gone" ? "gone" : "not_found" });
-    let meta = status.meta;
-    const resolved = this.log.resolve(request.offset);
-    if (resolved.kind === "beyond_tail") return { kind: "bad_offset", message: "the offset is past the end of the stream" };
-    if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
-    const from = resolved.position;
+    if (status.kind === "gone") return { kind: "gone" };
+    if (status.kind !== "live" || (expectedStreamId !== null && status.meta.streamId !== expectedStreamId)) return { kind: "not_found" };
+    const { meta } = status;
+    const page = readPage(this.log, offset, (bodies) => renderBody(bodies, isJsonType(meta.contentType)));
+    if (page.kind !== "read") return page;
     this.touch(meta, Date.now());
-    let page = this.log.read(from, READ_LIMITS);
-    let state = this.log.mustState();
-    if (page.entries.length === 0 && request.waitMs > 0 && !state.closed) {
-      await this.waiters.wait(request.waitMs);
-      const after = this.status(Date.now());
-      if (after.kind === "gone") return this.settled({ kind: "gone" });
-      if (after.kind !== "live" || after.meta.streamId !== meta.streamId) return this.settled({ kind: "not_found" });
-      meta = after.meta;
-      this.touch(meta, Date.now());
-      page = this.log.read(from, READ_LIMITS);
-      state = this.log.mustState();
-    }
-    return {
-      kind: "read",
-      info: this.info(meta),
-      start: encodeOffset(from),
-      next: encodeOffset(page.next),
-      body: renderBody(
-        page.entries.map((entry) => entry.body),
-        isJsonType(meta.contentType),
-      ),
-      count: page.entries.length,
-      upToDate: page.upToDate,
-      closedAtEnd: state.closed && page.upToDate,
-    };
+    return { ...page, info: this.info(meta) };
   }
 
   /** Metadata without counting as an access (HEAD does not extend a TTL). */
