@@ -1,5 +1,6 @@
 import type { LogPosition, OffsetRef } from "../log/offsets.ts";
 import type { ProducerClaim } from "../log/producers.ts";
+import type { PageRead } from "../log/reader.ts";
 
 /** The RPC contract between the /v1/stream routes and StreamObject. */
 
@@ -73,21 +74,10 @@ export interface ReadRequest {
   waitMs: number;
 }
 
+/** A page of the log (see readPage) and what the stream is; or why there is none. */
 export type ReadResult =
-  | {
-      kind: "read";
-      info: StreamInfo;
-      /** Offset token the read started at (resolved: `now` becomes the tail). */
-      start: string;
-      next: string;
-      /** Rendered body: bytes, or a JSON array in JSON mode. Empty (or `[]`) when nothing was read. */
-      body: Uint8Array;
-      count: number;
-      upToDate: boolean;
-      /** Closed and this read reached the end. */
-      closedAtEnd: boolean;
-    }
-  | { kind: "bad_offset"; message: string }
+  | (Extract<PageRead, { kind: "read" }> & { info: StreamInfo })
+  | Extract<PageRead, { kind: "bad_offset" }>
   | { kind: "not_found" }
   /** Soft-deleted: the stream was deleted or expired while forks of it live. */
   | { kind: "gone" };
