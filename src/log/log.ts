@@ -102,8 +102,13 @@ export class LogCore {
    * with the request that wrote them (the caller has judged it and records the producer state).
    */
   append(bodies: readonly Uint8Array[], time: number, producer: ProducerClaim | null = null): LogPosition {
+    return this.appendEach(bodies.map((body) => ({ body, time, producer })));
+  }
+
+  /** Appends entries that each carry their own time and producer stamp (a runner's batch). */
+  appendEach(entries: readonly { body: Uint8Array; time: number; producer: ProducerClaim | null }[]): LogPosition {
     let { seq, pos } = this.mustState().tail;
-    for (const body of bodies) {
+    for (const { body, time, producer } of entries) {
       seq += 1;
       pos += body.byteLength;
       this.sql.exec(

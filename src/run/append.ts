@@ -1,7 +1,7 @@
-import type { ProducerState } from "../log/producers.ts";
+import { judgeProducer, type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import type { RunnerEvent } from "../protocol/index.ts";
 import { canonicalJson } from "./canonical.ts";
-import type { RunStore } from "./store.ts";
+import { RUNNER_PRODUCER } from "./store.ts";
 
 /** How one runner event relates to the stored log. */
 export type AppendDisposition =
@@ -12,11 +12,17 @@ export type AppendDisposition =
   | { kind: "stale_epoch"; epoch: number };
 
 /**
- * Classifies an incoming runner event with the log core's producer verdict. A sourceSeq already
- * stored is a duplicate only if its content is identical; otherwise it is a conflict.
+ * Classifies an incoming runner event with the log core's producer verdict, given the runner's
+ * state so far in this batch. A sourceSeq already stored is a duplicate only if its content is
+ * identical (`stored` finds it, in the log or earlier in the batch); otherwise it is a conflict.
  */
-export function classify(store: RunStore, epoch: number, event: RunnerEvent): AppendDisposition {
-  const verdict = store.judgeRunner(epoch, event.sourceSeq);
+export function classify(
+  runner: ProducerState | null,
+  epoch: number,
+  event: RunnerEvent,
+  stored: (sourceSeq: number) => { type: string; data?: unknown } | null,
+): AppendDisposition {
+  const verdict = judgeProducer(runner, { producerId: RUNNER_PRODUCER, epoch, seq: event.sourceSeq }, RUNNER_PRODUCER_RULES);
   switch (verdict.kind) {
     case "accepted":
       return { kind: "accepted", state: verdict.state };
@@ -28,9 +34,9 @@ export function classify(store: RunStore, epoch: number, event: RunnerEvent): Ap
       // Runner epochs are opened only by claims, so a runner can never raise its own.
       return { kind: "stale_epoch", epoch };
     case "duplicate": {
-      const stored = store.runnerEvent(event.sourceSeq);
+      const earlier = stored(event.sourceSeq);
       const same =
-        stored !== null && stored.type === event.type && canonicalJson(stored.data) === canonicalJson(event.data ?? null);
+        earlier !== null && earlier.type === event.type && canonicalJson(earlier.data ?? null) === canonicalJson(event.data ?? null);
       return same ? { kind: "duplicate" } : { kind: "conflict", sourceSeq: event.sourceSeq };
     }
   }

@@ -161,23 +161,34 @@ export class RunMachine {
     if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
     if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
     this.renewLease(run);
-    let highest = run.highestSourceSeq;
+    // Judged in memory against the runner's state as the batch advances, then written in one pass.
+    let runner = this.store.runnerState();
+    const accepted = new Map<number, RunnerEvent>();
+    const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? this.store.runnerEvent(sourceSeq);
     let stoppedAt: AppendDisposition | null = null;
     for (const event of events) {
-      const disposition = classify(this.store, epoch, event);
+      const disposition = classify(runner, epoch, event, stored);
       if (disposition.kind === "duplicate") continue;
       if (disposition.kind !== "accepted") {
         stoppedAt = disposition;
         break;
       }
-      const stored = this.store.append(
-        { epoch, source: "runner", type: event.type, data: event.data ?? null, time: parseTime(event.time) ?? this.now },
-        { sourceSeq: event.sourceSeq, state: disposition.state },
-      );
-      this.effects.appended.push(stored);
-      highest = event.sourceSeq;
-      this.noticeApprovalRequest(stored.seq, event);
+      runner = disposition.state;
+      accepted.set(event.sourceSeq, event);
     }
+    const drafts = [...accepted.values()].map((event) => ({
+      epoch,
+      sourceSeq: event.sourceSeq,
+      type: event.type,
+      data: event.data ?? null,
+      time: parseTime(event.time) ?? this.now,
+    }));
+    if (drafts.length > 0 && runner) {
+      const appended = this.store.appendEvents(drafts, runner);
+      this.effects.appended.push(...appended);
+      for (const event of appended) this.noticeApprovalRequest(event.seq, event);
+    }
+    const highest = runner?.lastSeq ?? run.highestSourceSeq;
     this.timers.set("idle", this.now + run.timeouts.idleMs);
     return { kind: "stored", highestSourceSeq: highest, stoppedAt };
   }
@@ -305,7 +316,7 @@ export class RunMachine {
   }
 
   control(epoch: number, type: string, data: unknown): void {
-    this.effects.appended.push(this.store.append({ epoch, source: "control", type, data, time: this.now }));
+    this.effects.appended.push(this.store.append({ epoch, type, data, time: this.now }));
   }
 
   setStatus(status: RunStatus): void {
@@ -352,7 +363,7 @@ export class RunMachine {
     this.control(run.epoch, "run.resumed", { epoch: run.epoch });
   }
 
-  private noticeApprovalRequest(seq: number, event: RunnerEvent): void {
+  private noticeApprovalRequest(seq: number, event: { type: string; data?: unknown }): void {
     if (event.type !== "approval.requested") return;
     const data = event.data as { requestId?: unknown } | null | undefined;
     const requestId = data?.requestId;

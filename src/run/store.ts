@@ -1,6 +1,6 @@
 import { LogCore } from "../log/log.ts";
-import { type ProducerState, type ProducerVerdict, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
-import type { EventSource, Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
+import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
+import type { Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
 
 /** The run's runner is the one producer of its log: claim epoch = producer epoch. */
 export const RUNNER_PRODUCER = "runner";
@@ -50,6 +50,15 @@ interface RawRun extends Record<string, SqlStorageValue> {
   metadata: string;
   timeouts: string;
   retention_ms: number;
+}
+
+/** An event before it has a seq: a control event, or a runner event with its sourceSeq. */
+export interface EventDraft {
+  epoch: number;
+  sourceSeq?: number;
+  type: string;
+  data: unknown;
+  time: number;
 }
 
 const encoder = new TextEncoder();
@@ -152,32 +161,43 @@ export class RunStore {
       .one().controller_seq;
   }
 
-  /** How a runner event at `sourceSeq`, sent under `epoch`, relates to what the runner already stored. */
-  judgeRunner(epoch: number, sourceSeq: number): ProducerVerdict {
-    return this.log.producers.judge({ producerId: RUNNER_PRODUCER, epoch, seq: sourceSeq });
+  /** The runner producer's state: its epoch and last accepted sourceSeq (null before any claim). */
+  runnerState(): ProducerState | null {
+    return this.log.producers.get(RUNNER_PRODUCER);
+  }
+
+  /** Appends one control event at the next seq. */
+  append(event: EventDraft): RunEvent {
+    return this.appendEvents([event])[0] as RunEvent;
   }
 
   /**
-   * Appends one event at the next seq. A runner event carries the producer state its verdict
-   * accepted, recorded in the same transaction.
+   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq; `runner`
+   * is the producer state their verdicts accepted, recorded in the same transaction.
    */
-  append(
-    event: { epoch: number; source: EventSource; type: string; data: unknown; time: number },
-    runner?: { sourceSeq: number; state: ProducerState },
-  ): RunEvent {
-    const stored: RunEvent = {
-      seq: this.log.mustState().tail.seq + 1,
-      epoch: event.epoch,
-      source: event.source,
-      ...(runner ? { sourceSeq: runner.sourceSeq } : {}),
-      type: event.type,
-      data: event.data ?? null,
-      time: new Date(event.time).toISOString(),
-    };
-    const claim = runner ? { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: runner.sourceSeq } : null;
-    this.log.append([encoder.encode(JSON.stringify(stored))], event.time, claim);
-    if (runner) this.log.producers.record(RUNNER_PRODUCER, runner.state, event.time);
-    return stored;
+  appendEvents(drafts: readonly EventDraft[], runner?: ProducerState): RunEvent[] {
+    let seq = this.log.mustState().tail.seq;
+    const events = drafts.map((draft): RunEvent => {
+      seq += 1;
+      return {
+        seq,
+        epoch: draft.epoch,
+        source: draft.sourceSeq === undefined ? "control" : "runner",
+        ...(draft.sourceSeq === undefined ? {} : { sourceSeq: draft.sourceSeq }),
+        type: draft.type,
+        data: draft.data ?? null,
+        time: new Date(draft.time).toISOString(),
+      };
+    });
+    this.log.appendEach(
+      events.map((event, index) => ({
+        body: encoder.encode(JSON.stringify(event)),
+        time: (drafts[index] as EventDraft).time,
+        producer: event.sourceSeq === undefined ? null : { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: event.sourceSeq },
+      })),
+    );
+    if (runner) this.log.producers.record(RUNNER_PRODUCER, runner, drafts[0]?.time ?? Date.now());
+    return events;
   }
 
   runnerEvent(sourceSeq: number): { type: string; data: unknown } | null {

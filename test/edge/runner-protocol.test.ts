@@ -100,6 +100,15 @@ describe("event dispositions", () => {
     expectGapless(await allEvents(run.id));
   });
 
+  it("judges repeats inside one batch against the events earlier in that batch", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1), agentEvent(1), agentEvent(2), agentEvent(2, "OTHER"), agentEvent(3)] });
+    expect(await runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 2 });
+    expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 2 });
+    expect(await runnerTranscript(run.id)).toEqual([1, 2].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]));
+  });
+
   it("acks the highest contiguous sourceSeq when batches arrive as 1, 3, 2", async () => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);
