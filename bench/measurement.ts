@@ -1,0 +1,20 @@
+/** What a measurement is: rows it reports and one pass on one target. */
+import type { Target } from "./targets.ts";
+
+export interface Row {
+  key: string;
+  label: string;
+  unit: string;
+  higherIsBetter: boolean;
+}
+
+export interface Measurement {
+  title: string;
+  rows: Row[];
+  /** A whole pass on one target; `scale` < 1 for the warm-up. Returns a value per row key. */
+  run(target: Target, scale: number): Promise<Record<string, number>>;
+}
+
+export function count(n: number, scale: number): number {
+  return Math.max(1, Math.round(n * scale));
+}

@@ -1,0 +1,93 @@
+/** What gets printed: the machine and code under test, per-round values, the final table, server errors. */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { REPO } from "../test/support/wrangler-dev.ts";
+import type { Measurement } from "./measurement.ts";
+import { median } from "./stats.ts";
+import type { Target } from "./targets.ts";
+
+/** Row key → target name → one sample per round. */
+export type Results = Map<string, Map<string, number[]>>;
+
+export function fmt(value: number | undefined): string {
+  if (value === undefined || Number.isNaN(value)) return "–";
+  if (value >= 100) return Math.round(value).toLocaleString("en-US");
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+function ratio(ours: number | undefined, ref: number | undefined): string {
+  if (ours === undefined || ref === undefined || !ref || Number.isNaN(ours) || Number.isNaN(ref)) return "–";
+  return `${(ours / ref).toFixed(2)}×`;
+}
+
+/** Read-only: the commit and whether src/ has uncommitted edits (wrangler dev serves the work tree). */
+function gitState(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "wrangler.toml"], { cwd: REPO, encoding: "utf8" }).trim();
+    return dirty ? `${head} + uncommitted changes under src/ (${dirty.split("\n").length} files)` : `${head} (src/ clean)`;
+  } catch {
+    return "unknown (no git)";
+  }
+}
+
+export function machine(rounds: number): string[] {
+  const cpuinfo = fs.existsSync("/proc/cpuinfo") ? fs.readFileSync("/proc/cpuinfo", "utf8") : "";
+  const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? "unknown";
+  const version = (pkg: string) =>
+    (JSON.parse(fs.readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+  return [
+    `date: ${new Date().toISOString()}`,
+    `cpus: ${os.availableParallelism()} × ${model}`,
+    `memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `os: ${os.type()} ${os.release()}`,
+    `node: ${process.version}; wrangler: ${version("wrangler")}; @durable-streams/server: ${version("@durable-streams/server")}`,
+    `code under test: ${gitState()}`,
+    `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`,
+    `rounds: ${rounds}`,
+  ];
+}
+
+/** The Markdown table: the median over rounds per cell, ours against each reference store. */
+export function printTable(measurements: Measurement[], results: Results, rounds: number): void {
+  const value = (key: string, target: string) => {
+    const samples = results.get(key)?.get(target);
+    return samples && samples.length > 0 ? median(samples) : undefined;
+  };
+  const lines = [
+    "| measurement | unit | ours | reference (file store) | ours/ref (file) | reference (memory store) | ours/ref (memory) |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const m of measurements) {
+    for (const row of m.rows) {
+      const ours = value(row.key, "ours");
+      const file = value(row.key, "ref-file");
+      const mem = value(row.key, "ref-mem");
+      const better = row.higherIsBetter ? "higher is better" : "lower is better";
+      lines.push(
+        `| ${row.label} | ${row.unit} (${better}) | ${fmt(ours)} | ${fmt(file)} | ${ratio(ours, file)} | ${fmt(mem)} | ${ratio(ours, mem)} |`,
+      );
+    }
+  }
+  console.log(`\nmedian of ${rounds} rounds per cell\n`);
+  console.log(lines.join("\n"));
+}
+
+/** Prints, per target, the first lines its server logged that look like errors. */
+export function printServerErrors(targets: Target[]): void {
+  // Anything the servers logged as an error during the run (wrangler's offline `Request.cf`
+  // warning is expected here: the sandbox has no route to workers.cloudflare.com).
+  for (const t of targets) {
+    const lines = t.output().split("\n");
+    const errors = lines.filter(
+      (line, i) =>
+        /\[error\]|\berror:|exception|uncaught/i.test(line) &&
+        !/Request\.cf|getaddrinfo ENOTFOUND workers\.cloudflare\.com/.test(line) &&
+        !/Request\.cf/.test(lines[i - 1] ?? ""),
+    );
+    if (errors.length > 0) console.log(`\n${t.name} logged ${errors.length} error line(s), first ones:\n${errors.slice(0, 10).join("\n")}`);
+  }
+}
