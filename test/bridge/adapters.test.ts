@@ -128,6 +128,32 @@ describe("adapters after a takeover", () => {
     expect(final.status).toBe("succeeded");
     expect(final.epoch).toBe(2);
   });
+
+  it("a claude-code approval answered after kill -9 reaches the agent through the successor, once", async () => {
+    const { run, runnerToken } = await t.api.createRun();
+    const dir = t.runDir();
+    const first = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
+        agent: CLAUDE,
+      }),
+    );
+    await pendingApproval(run.id, "perm-1");
+    await first.kill9();
+    await t.api.approve(run.id, "perm-1", "approve");
+    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    expect(await successor.waitExit()).toBe(0);
+    const events = await t.api.runnerEvents(run.id);
+    // One handshake and one prompt (from the first bridge), one tool result: nothing repeated.
+    expect(events.map((e) => e.type)).toEqual(["control_response", "system", "assistant", "approval.requested", "user", "assistant", "result"]);
+    expect(events[4]?.data).toMatchObject({ message: { content: [{ type: "tool_result", content: "ran: rm -rf build" }] } });
+    const final = await t.api.getRun(run.id);
+    expect(final).toMatchObject({ status: "succeeded", epoch: 2 });
+  });
 });
 
 describe("the claude-code adapter (stream-json in and out)", () => {
