@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { attachArgs, FIXTURES, NODE, runArgs } from "./harness/bridge.ts";
+import { attachArgs, FIXTURES, NODE } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -16,18 +16,7 @@ async function pendingApproval(runId: string, requestId: string) {
 
 describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
   it("initializes, starts a thread and a turn, round-trips a command approval, and ends with the turn", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "codex", "--prompt", "clean up, needs approval"],
-        agent: CODEX,
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "clean up, needs approval"] });
     const approval = await pendingApproval(run.id, "codex-0");
     expect(approval.data).toMatchObject({ method: "item/commandExecution/requestApproval", command: "rm -rf build", turnId: "turn_1" });
     await t.api.approve(run.id, "codex-0", "approve");
@@ -61,18 +50,7 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
   });
 
   it("interrupt becomes turn/interrupt; the thread then takes the next input as a new turn", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "codex", "--prompt", "wait for interrupt"],
-        agent: CODEX,
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "wait for interrupt"] });
     await waitFor("the first turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "turn/started"));
     await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
     await waitFor("the turn to end interrupted", async () =>
@@ -97,18 +75,7 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
 
 describe("adapters after a takeover", () => {
   it("a codex approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const first = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "codex", "--prompt", "needs approval"],
-        agent: CODEX,
-      }),
-    );
+    const { run, runnerToken, dir, bridge: first } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "needs approval"] });
     await pendingApproval(run.id, "codex-0");
     await first.kill9();
     // The decision is queued while no bridge is connected; the successor learns the JSON-RPC id
@@ -130,18 +97,7 @@ describe("adapters after a takeover", () => {
   });
 
   it("a claude-code approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const first = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
-        agent: CLAUDE,
-      }),
-    );
+    const { run, runnerToken, dir, bridge: first } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
     await pendingApproval(run.id, "perm-1");
     await first.kill9();
     await t.api.approve(run.id, "perm-1", "approve");
@@ -158,18 +114,7 @@ describe("adapters after a takeover", () => {
 
 describe("the claude-code adapter (stream-json in and out)", () => {
   it("sends the prompt, turns can_use_tool into an approval, answers it, and ends with the result", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "claude-code", "--prompt", "clean up, needs approval"],
-        agent: CLAUDE,
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "clean up, needs approval"] });
     const approval = await pendingApproval(run.id, "perm-1");
     expect(approval.data).toMatchObject({ toolName: "Bash", input: { command: "rm -rf build" } });
     await t.api.approve(run.id, "perm-1", "approve");
@@ -193,18 +138,7 @@ describe("the claude-code adapter (stream-json in and out)", () => {
   });
 
   it("a denied tool reaches the agent as a deny with the reason", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
-        agent: CLAUDE,
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
     await pendingApproval(run.id, "perm-1");
     await t.api.approve(run.id, "perm-1", "deny", "not today");
     expect(await bridge.waitExit()).toBe(0);
@@ -215,17 +149,7 @@ describe("the claude-code adapter (stream-json in and out)", () => {
   });
 
   it("interrupt reaches the agent as one interrupt control request, and the interrupted result fails the run", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir: t.runDir(),
-        extra: ["--adapter", "claude-code", "--prompt", "wait for interrupt"],
-        agent: CLAUDE,
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "wait for interrupt"] });
     await waitFor("the turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "assistant"));
     await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
     expect(await bridge.waitExit()).toBe(0);

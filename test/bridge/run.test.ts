@@ -47,17 +47,7 @@ describe("1. a full run", () => {
   });
 
   it("reports a non-zero exit as failed with the tail of the agent's stderr", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        agent: t.agent([{ out: "working" }, { stderr: "fatal: disk on fire" }, { exit: 3 }]),
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: t.agent([{ out: "working" }, { stderr: "fatal: disk on fire" }, { exit: 3 }]) });
     expect(await bridge.waitExit()).toBe(0);
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("failed");

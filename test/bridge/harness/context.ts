@@ -3,8 +3,8 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { runPaths, readPid } from "../../../runner-bridge/src/rundir.ts";
 import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts";
-import { Api } from "./api.ts";
-import { type BridgeProcess, FIXTURES, NODE, startBridge, tempDir } from "./bridge.ts";
+import { Api, type CreatedRun } from "./api.ts";
+import { type BridgeProcess, FIXTURES, NODE, runArgs, startBridge, tempDir } from "./bridge.ts";
 import { type Edge, startEdge } from "./edge.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -17,6 +17,10 @@ export interface EdgeContext {
   runDir(): string;
   /** The scripted fixture agent's command line for these steps. */
   agent(steps: unknown[]): string[];
+  /** Creates a run and starts `runner-bridge run` on it in a fresh run directory. */
+  startRun(options: { agent: string[]; extra?: string[]; body?: Record<string, unknown> }): Promise<
+    CreatedRun & { dir: string; bridge: BridgeProcess }
+  >;
 }
 
 /** One real `wrangler dev` for the file; per-test cleanup of bridges and agents. */
@@ -38,6 +42,13 @@ export function useEdge(): EdgeContext {
       const file = path.join(tempDir("agent-script-"), "script.json");
       fs.writeFileSync(file, JSON.stringify(steps));
       return [NODE, path.join(FIXTURES, "scripted-agent.mjs"), file];
+    },
+    async startRun(options: { agent: string[]; extra?: string[]; body?: Record<string, unknown> }) {
+      const created = await ctx.api.createRun(options.body);
+      const dir = ctx.runDir();
+      const args = { edge: ctx.edge.url, runId: created.run.id, token: created.runnerToken, dir, agent: options.agent };
+      const bridge = ctx.bridge(runArgs(options.extra ? { ...args, extra: options.extra } : args));
+      return { ...created, dir, bridge };
     },
   } as EdgeContext;
   beforeAll(async () => {
