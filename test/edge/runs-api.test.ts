@@ -66,21 +66,25 @@ describe("reading runs", () => {
 
   it("lists the tenant's runs newest first, filtered by status, in pages", async () => {
     const tenantKey = KEY_B;
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const { run } = await createRun({ metadata: { i } }, tenantKey);
-      ids.push(run.id);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    const created: Array<{ id: string; createdAt: string }> = [];
+    for (let i = 0; i < 5; i++) created.push((await createRun({ metadata: { i } }, tenantKey)).run);
     const { run: finished, runnerToken } = await createRun({}, tenantKey);
+    created.push(finished);
     const { runner, epoch } = await claimAs(finished.id, runnerToken);
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
+    // Newest first; runs created in the same millisecond come in descending id order.
+    const newestFirst = [...created]
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .map((run) => run.id);
 
     const firstPage = await json(await call("/v1/runs?limit=2", { key: tenantKey }), 200);
-    expect(firstPage.runs.map((r: { runId: string }) => r.runId)).toEqual([finished.id, ids[4]]);
+    expect(firstPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(0, 2));
     const secondPage = await json(await call(`/v1/runs?limit=2&cursor=${firstPage.nextCursor}`, { key: tenantKey }), 200);
-    expect(secondPage.runs.map((r: { runId: string }) => r.runId)).toEqual([ids[3], ids[2]]);
+    expect(secondPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(2, 4));
+    const lastPage = await json(await call(`/v1/runs?limit=2&cursor=${secondPage.nextCursor}`, { key: tenantKey }), 200);
+    expect(lastPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(4, 6));
+    expect(lastPage.nextCursor).toBeNull();
     const succeeded = await json(await call("/v1/runs?status=succeeded", { key: tenantKey }), 200);
     expect(succeeded.runs.map((r: { runId: string }) => r.runId)).toContain(finished.id);
     expect(succeeded.runs.every((r: { status: string }) => r.status === "succeeded")).toBe(true);
