@@ -26,12 +26,14 @@ import type { RunHost } from "../run/host.ts";
 import { fireDueTimers } from "../run/run-alarms.ts";
 import { DEFAULT_CANCEL_ID, RunMachine } from "../run/run-machine.ts";
 import { handleRunnerFrame } from "../run/runner-session.ts";
-import { RunStore } from "../run/store.ts";
+import { type RunRow, RunStore } from "../run/store.ts";
+import { Timers } from "../run/timers.ts";
 import { attachmentOf, closeSocket, RunSockets, send } from "../run/sockets.ts";
 import { handleViewerFrame } from "../run/viewer-session.ts";
 import { renderBody } from "../streams/content.ts";
 import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
 import { RUN_SCHEMA } from "./run-schema.ts";
+import { tenantIndexStub } from "./stubs.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -77,7 +79,7 @@ export class RunObject extends DurableObject<Env> {
     const run = machine.run();
     if (run) this.sockets.apply(machine.effects, run.epoch, run.status);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
-    await this.scheduleAlarm(machine);
+    await this.scheduleAlarm(machine.timers);
     if (machine.effects.statusChanged) await this.syncIndex();
     return result;
   }
@@ -180,16 +182,16 @@ export class RunObject extends DurableObject<Env> {
    * can land between the replay and the live feed: each event reaches the viewer exactly once.
    */
   private replay(ws: WebSocket, after: number): void {
-    const machine = new RunMachine(this.ctx.storage.sql, Date.now(), () => false);
+    const store = new RunStore(this.ctx.storage.sql);
     let cursor = after;
     for (;;) {
-      const events = machine.store.eventsAfter(cursor, REPLAY_PAGE);
+      const events = store.eventsAfter(cursor, REPLAY_PAGE);
       if (events.length === 0) break;
       send(ws, { type: "events", events });
       cursor = (events[events.length - 1] as RunEvent).seq;
       if (events.length < REPLAY_PAGE) break;
     }
-    const { status } = machine.mustLoad();
+    const status = (store.load() as RunRow).status;
     send(ws, { type: "status", status });
     if (isTerminal(status)) {
       send(ws, { type: "end", status });
@@ -235,24 +237,24 @@ export class RunObject extends DurableObject<Env> {
     if (!isFailure(result) && indexSync) await this.syncIndex();
   }
 
-  private async scheduleAlarm(machine: RunMachine): Promise<void> {
-    const next = machine.timers.earliest();
+  private async scheduleAlarm(timers: Timers): Promise<void> {
+    const next = timers.earliest();
     if (next === null) await this.ctx.storage.deleteAlarm();
     else if ((await this.ctx.storage.getAlarm()) !== next) await this.ctx.storage.setAlarm(next);
   }
 
   /** Brings the tenant's run list up to date; a failure is retried by the alarm. */
   private async syncIndex(): Promise<void> {
-    const run = new RunMachine(this.ctx.storage.sql, Date.now(), () => false).run();
+    const run = new RunStore(this.ctx.storage.sql).load();
     if (!run) return;
-    const index = this.env.TENANTS.get(this.env.TENANTS.idFromName(run.tenant));
+    const index = tenantIndexStub(this.env, run.tenant);
     try {
       if (run.purgedAt !== null) await index.remove(run.runId);
       else await index.upsert(run.runId, run.status, run.createdAt);
     } catch {
-      const machine = new RunMachine(this.ctx.storage.sql, Date.now(), () => false);
-      machine.timers.set("index_sync", Date.now() + 5_000);
-      await this.scheduleAlarm(machine);
+      const timers = new Timers(this.ctx.storage.sql);
+      timers.set("index_sync", Date.now() + 5_000);
+      await this.scheduleAlarm(timers);
     }
   }
 

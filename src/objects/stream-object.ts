@@ -11,7 +11,7 @@ import { beginFork, forkPage } from "../streams/fork-source.ts";
 import { ForkTables } from "../streams/fork-tables.ts";
 import { createFork, sameConfig } from "../streams/forking.ts";
 import { deadline, insertMeta, type Meta, readMeta, splitBody } from "../streams/meta.ts";
-import { streamStub } from "../streams/stubs.ts";
+import { streamStub } from "./stubs.ts";
 import type {
   AppendRequest,
   AppendResult,

@@ -3,7 +3,7 @@ import { ApprovalBody, CancelBody, CommandBody, EventsQuery, isFailure } from ".
 import type { AppEnv } from "./app-env.ts";
 import { runAccess } from "./auth.ts";
 import { readBody, readQuery, respond } from "./respond.ts";
-import { runStub } from "./stubs.ts";
+import { runStub } from "../objects/stubs.ts";
 
 /** Reading a run's events and sending it commands, approvals and cancels. */
 export const runIo = new Hono<AppEnv>();

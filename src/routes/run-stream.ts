@@ -4,7 +4,7 @@ import type { AppEnv } from "./app-env.ts";
 import { runAccess } from "./auth.ts";
 import { errorResponse, failureResponse } from "./respond.ts";
 import { type StreamReader, serveStreamHead, serveStreamRead } from "./streams.ts";
-import { runStub } from "./stubs.ts";
+import { runStub } from "../objects/stubs.ts";
 
 /**
  * A run's event log as a read-only Durable Streams stream in JSON mode: offsets come from seq,

@@ -3,7 +3,7 @@ import { CreateRunBody, isFailure, ListRunsQuery, TokenBody } from "../protocol/
 import type { AppEnv } from "./app-env.ts";
 import { runAccess, tenantOf } from "./auth.ts";
 import { errorResponse, failureResponse, readBody, readQuery, respond } from "./respond.ts";
-import { runStub, tenantIndexStub } from "./stubs.ts";
+import { runStub, tenantIndexStub } from "../objects/stubs.ts";
 import { mintToken } from "./tokens.ts";
 
 /** Creating, reading, listing and deleting runs, and minting their tokens. */

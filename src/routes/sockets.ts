@@ -3,7 +3,7 @@ import { isFailure, WatchQuery } from "../protocol/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { runAccess } from "./auth.ts";
 import { errorResponse, readQuery, respond } from "./respond.ts";
-import { runStub } from "./stubs.ts";
+import { runStub } from "../objects/stubs.ts";
 
 /** The runner and viewer WebSockets. Verdicts (401/403/404/410) are given before any upgrade. */
 export const sockets = new Hono<AppEnv>();

@@ -8,7 +8,7 @@ import { responseCursor } from "../streams/cursor.ts";
 import { BASE_HEADERS, streamError, streamResponse, streamTenant } from "../streams/http.ts";
 import { parseAppendHeaders, parseCreateHeaders, parseForkHeaders, parseReadQuery, parseStreamPath } from "../streams/request.ts";
 import { base64, controlEvent, dataEvent } from "../streams/sse.ts";
-import { streamStub } from "../streams/stubs.ts";
+import { streamStub } from "../objects/stubs.ts";
 import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
 import type { AppEnv } from "./app-env.ts";
 

@@ -1,6 +1,9 @@
 import type { Env } from "../env.ts";
-import type { RunObject } from "../objects/run-object.ts";
-import type { TenantIndex } from "../objects/tenant-index.ts";
+import type { RunObject } from "./run-object.ts";
+import type { StreamObject } from "./stream-object.ts";
+import type { TenantIndex } from "./tenant-index.ts";
+
+// How every Durable Object is named, in one place: a name decides which object a request reaches.
 
 // RPC results are plain structured-clone values. The generated stub types cannot describe
 // payloads holding arbitrary JSON (`unknown`), so routes see the objects' own signatures.
@@ -14,4 +17,9 @@ export function runStub(env: Env, tenant: string, runId: string): RunApi {
 
 export function tenantIndexStub(env: Env, tenant: string): TenantIndexApi {
   return env.TENANTS.get(env.TENANTS.idFromName(tenant)) as unknown as TenantIndexApi;
+}
+
+/** The StreamObject of one stream: named by tenant and path, so a path under two tenants is two streams. */
+export function streamStub(env: Env, tenant: string, path: string): DurableObjectStub<StreamObject> {
+  return env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify([tenant, path])));
 }
