@@ -1,7 +1,5 @@
 import { type CommandFrame, type RunnerFrame, RunnerFrame as RunnerFrameSchema, ServerToRunner } from "../../src/protocol/index.ts";
 
-export type ParsedServerFrame = ServerToRunner;
-
 /** The frame, or an error string naming what was wrong with it. */
 export function parseServerFrame(text: string): { frame: ServerToRunner } | { error: string } {
   let value: unknown;

@@ -1,4 +1,4 @@
-import type { RunnerEvent, RunnerOutcome } from "../../src/protocol/index.ts";
+import { CLOSE_FENCED, CLOSE_REJECTED, type RunnerEvent, type RunnerOutcome } from "../../src/protocol/index.ts";
 import type { Adapter } from "./adapters/types.ts";
 import { fitEvent, MAX_FRAME_PAYLOAD, nextBatch } from "./batches.ts";
 import { backoffDelay, preflight } from "./edge.ts";
@@ -213,10 +213,9 @@ export class Session {
   }
 
   private onClose(code: number, reason: string): void {
-    if (code === 4001) this.fenced(`connection closed with 4001${reason ? ` (${reason})` : ""}`);
-    else if (code === 4002)
+    if (code === CLOSE_FENCED) this.fenced(`connection closed with ${CLOSE_FENCED}${reason ? ` (${reason})` : ""}`);
+    else if (code === CLOSE_REJECTED)
       void this.runOver(this.everClaimed ? EXIT.ok : EXIT.terminalRun, `run ${this.o.runId} was ended by the edge`);
-    else if (code === 4003) void this.runOver(EXIT.terminalRun, `run ${this.o.runId} was purged on the edge`);
   }
 
   private sendFrame(socket: Socket | null, frame: Parameters<typeof encodeRunnerFrame>[0]): boolean {

@@ -17,4 +17,3 @@ export const RUNNER_TOKEN_EXTRA_MS = 24 * 60 * 60 * 1000;
 export const CLOSE_NORMAL = 1000;
 export const CLOSE_FENCED = 4001;
 export const CLOSE_REJECTED = 4002;
-export const CLOSE_PURGED = 4003;

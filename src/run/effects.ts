@@ -9,9 +9,8 @@ export interface Effects {
   runnerFrames: ServerToRunner[];
   /** Set when the object itself ended the run: send it to the runner, then close its socket. */
   endRunner: ServerToRunner | null;
-  purged: boolean;
 }
 
 export function noEffects(): Effects {
-  return { appended: [], statusChanged: false, runnerFrames: [], endRunner: null, purged: false };
+  return { appended: [], statusChanged: false, runnerFrames: [], endRunner: null };
 }

@@ -302,7 +302,6 @@ export class RunMachine {
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
     this.store.purge(this.now);
     this.timers.clearAllExcept(["index_sync"]);
-    this.effects.purged = true;
     this.effects.statusChanged = true;
     return { kind: "purged" };
   }
