@@ -112,8 +112,12 @@ export class RunObject extends DurableObject<Env> {
     return this.operateOnLive((m) => controllerCommand(m, body));
   }
 
+  /** Cancels, and answers with the run as the cancel left it. */
   cancel(body: CancelBody) {
-    return this.operateOnLive((m) => m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason));
+    return this.operateOnLive((m) => {
+      const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason);
+      return isFailure(result) ? result : { ...result, run: m.record() as RunRecord };
+    });
   }
 
   approve(requestId: string, body: ApprovalBody) {

@@ -39,9 +39,6 @@ runIo.post("/:runId/cancel", async (c) => {
   if (access instanceof Response) return access;
   const body = await readBody(c, CancelBody);
   if (body instanceof Response) return body;
-  const stub = runStub(c.env, access.tenant, access.runId);
-  const result = await stub.cancel(body);
-  if (isFailure(result)) return respond(result);
-  const run = await stub.get();
-  return respond(isFailure(run) ? run : { ...result, run }, result.created ? 202 : 200);
+  const result = await runStub(c.env, access.tenant, access.runId).cancel(body);
+  return respond(result, !isFailure(result) && result.created ? 202 : 200);
 });
