@@ -21,7 +21,8 @@ export async function call(
   });
   if (!options.expect.includes(res.status)) {
     const text = await res.text().catch((err: Error) => `<body unreadable: ${err.message}>`);
-    const body = options.body === undefined ? "" : `\n  body (${options.body.length} chars): ${options.body.slice(0, 400)}`;
+    const body =
+      options.body === undefined ? "" : `\n  body (${options.body.length} chars): ${options.body.slice(0, 400)}`;
     throw new UnexpectedResponse(
       `unexpected response\n  request: ${method} ${url}\n  headers: ${JSON.stringify(headers)}${body}\n` +
         `  response: ${res.status} ${res.statusText}\n  headers: ${JSON.stringify(Object.fromEntries(res.headers))}\n` +

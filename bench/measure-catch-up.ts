@@ -26,9 +26,19 @@ async function catchUpStream(target: Target): Promise<{ url: string; events: num
 export const catchUp: Measurement = {
   title: "catch-up read",
   rows: [
-    { key: "catchupEvents", label: `catch-up read of a whole ${CATCH_UP_EVENTS}-event stream`, unit: "events/s", higherIsBetter: true },
+    {
+      key: "catchupEvents",
+      label: `catch-up read of a whole ${CATCH_UP_EVENTS}-event stream`,
+      unit: "events/s",
+      higherIsBetter: true,
+    },
     { key: "catchupMB", label: "catch-up read, same, payload bytes", unit: "MB/s", higherIsBetter: true },
-    { key: "catchupRequests", label: "catch-up read, GETs needed for the whole stream", unit: "requests", higherIsBetter: false },
+    {
+      key: "catchupRequests",
+      label: "catch-up read, GETs needed for the whole stream",
+      unit: "requests",
+      higherIsBetter: false,
+    },
   ],
   async run(target, scale) {
     const stream = await catchUpStream(target);

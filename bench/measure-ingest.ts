@@ -10,7 +10,8 @@ export const runnerIngest: Measurement = {
   rows: [
     {
       key: "ingest",
-      label: "run-log ingest, 100-event frames: ours = runner WebSocket `events`→`ack`; reference = the same events as 100-event JSON POSTs (it has no runner socket)",
+      label:
+        "run-log ingest, 100-event frames: ours = runner WebSocket `events`→`ack`; reference = the same events as 100-event JSON POSTs (it has no runner socket)",
       unit: "events/s",
       higherIsBetter: true,
     },
@@ -28,7 +29,9 @@ export const runnerIngest: Measurement = {
           runner.ws.send(JSON.stringify({ type: "events", epoch: runner.epoch, events: batchOf(f) }));
           const ack = await runner.next("ack");
           if (ack.highestSourceSeq !== (f + 1) * 100) {
-            throw new UnexpectedResponse(`runner ack ${JSON.stringify(ack)} after frame ${f}, expected ${(f + 1) * 100}`);
+            throw new UnexpectedResponse(
+              `runner ack ${JSON.stringify(ack)} after frame ${f}, expected ${(f + 1) * 100}`,
+            );
           }
           events += 100;
         }

@@ -18,12 +18,23 @@ export function roundTripMeasurement(getFloorWorker: () => FloorWorker | null): 
     rows: [
       {
         key: "floor",
-        label: "baseline: GET → 404 from a one-line worker (`bench/floor-worker.ts`) under its own `wrangler dev`, i.e. the local platform's floor (ours column); the reference's 404 (reference columns)",
+        label:
+          "baseline: GET → 404 from a one-line worker (`bench/floor-worker.ts`) under its own `wrangler dev`, i.e. the local platform's floor (ours column); the reference's 404 (reference columns)",
         unit: "ops/s",
         higherIsBetter: true,
       },
-      { key: "rt404", label: "baseline: sequential GET of an unknown path (404; ours: the worker's router only, no Durable Object)", unit: "ops/s", higherIsBetter: true },
-      { key: "rtEmpty", label: "baseline: sequential catch-up GET of an empty stream (no storage write)", unit: "ops/s", higherIsBetter: true },
+      {
+        key: "rt404",
+        label: "baseline: sequential GET of an unknown path (404; ours: the worker's router only, no Durable Object)",
+        unit: "ops/s",
+        higherIsBetter: true,
+      },
+      {
+        key: "rtEmpty",
+        label: "baseline: sequential catch-up GET of an empty stream (no storage write)",
+        unit: "ops/s",
+        higherIsBetter: true,
+      },
     ],
     async run(target, scale) {
       const url = streamUrl(target, "empty");
@@ -51,7 +62,14 @@ export function roundTripMeasurement(getFloorWorker: () => FloorWorker | null): 
 
 export const sequentialSingle: Measurement = {
   title: "sequential single appends",
-  rows: [{ key: "single", label: "sequential single appends (1 JSON message per POST)", unit: "ops/s", higherIsBetter: true }],
+  rows: [
+    {
+      key: "single",
+      label: "sequential single appends (1 JSON message per POST)",
+      unit: "ops/s",
+      higherIsBetter: true,
+    },
+  ],
   async run(target, scale) {
     const url = streamUrl(target, "single");
     await createJsonStream(url);
@@ -69,7 +87,9 @@ export const sequentialSingle: Measurement = {
 
 export const batched: Measurement = {
   title: "100-event batched appends",
-  rows: [{ key: "batched", label: "100-event batched appends (JSON array POST)", unit: "events/s", higherIsBetter: true }],
+  rows: [
+    { key: "batched", label: "100-event batched appends (JSON array POST)", unit: "events/s", higherIsBetter: true },
+  ],
   async run(target, scale) {
     const url = streamUrl(target, "batched");
     await createJsonStream(url);

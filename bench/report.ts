@@ -27,8 +27,13 @@ function ratio(ours: number | undefined, ref: number | undefined): string {
 function gitState(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "wrangler.toml"], { cwd: REPO, encoding: "utf8" }).trim();
-    return dirty ? `${head} + uncommitted changes under src/ (${dirty.split("\n").length} files)` : `${head} (src/ clean)`;
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "wrangler.toml"], {
+      cwd: REPO,
+      encoding: "utf8",
+    }).trim();
+    return dirty
+      ? `${head} + uncommitted changes under src/ (${dirty.split("\n").length} files)`
+      : `${head} (src/ clean)`;
   } catch {
     return "unknown (no git)";
   }
@@ -38,7 +43,8 @@ export function machine(rounds: number): string[] {
   const cpuinfo = fs.existsSync("/proc/cpuinfo") ? fs.readFileSync("/proc/cpuinfo", "utf8") : "";
   const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? "unknown";
   const version = (pkg: string) =>
-    (JSON.parse(fs.readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+    (JSON.parse(fs.readFileSync(path.join(REPO, "node_modules", pkg, "package.json"), "utf8")) as { version: string })
+      .version;
   return [
     `date: ${new Date().toISOString()}`,
     `cpus: ${os.availableParallelism()} × ${model}`,
@@ -46,7 +52,10 @@ export function machine(rounds: number): string[] {
     `os: ${os.type()} ${os.release()}`,
     `node: ${process.version}; wrangler: ${version("wrangler")}; @durable-streams/server: ${version("@durable-streams/server")}`,
     `code under test: ${gitState()}`,
-    `load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`,
+    `load average at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
     `rounds: ${rounds}`,
   ];
 }
@@ -88,6 +97,7 @@ export function printServerErrors(targets: Target[]): void {
         !/Request\.cf|getaddrinfo ENOTFOUND workers\.cloudflare\.com/.test(line) &&
         !/Request\.cf/.test(lines[i - 1] ?? ""),
     );
-    if (errors.length > 0) console.log(`\n${t.name} logged ${errors.length} error line(s), first ones:\n${errors.slice(0, 10).join("\n")}`);
+    if (errors.length > 0)
+      console.log(`\n${t.name} logged ${errors.length} error line(s), first ones:\n${errors.slice(0, 10).join("\n")}`);
   }
 }

@@ -69,7 +69,12 @@ async function main(): Promise<void> {
 
   const results = await runRounds(MEASUREMENTS, targets, ROUNDS);
   printTable(MEASUREMENTS, results, ROUNDS);
-  console.log(`\nload average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `\nload average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   printServerErrors(targets);
 }
 

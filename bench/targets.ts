@@ -111,7 +111,10 @@ export async function startReference(mode: "file" | "memory"): Promise<Target> {
   child.on("exit", () => (exited = true));
   child.stderr?.on("data", (chunk) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`reference server (${mode}) not ready in 20 s: ${output}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`reference server (${mode}) not ready in 20 s: ${output}`)),
+      20_000,
+    );
     child.stdout?.on("data", (chunk) => {
       output += chunk;
       const match = /READY (\S+)/.exec(output);

@@ -39,7 +39,8 @@ export class UsageError extends Error {}
 
 function int(name: string, value: string | undefined): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 0) throw new UsageError(`${name} needs a non-negative integer`);
+  if (value === undefined || !Number.isInteger(n) || n < 0)
+    throw new UsageError(`${name} needs a non-negative integer`);
   return n;
 }
 
@@ -71,9 +72,21 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   }
   const allowed =
     command === "run"
-      ? ["edge", "run", "token", "dir", "adapter", "prompt", "grace-ms", "give-up-ms", "reconnect-min-ms", "reconnect-max-ms"]
+      ? [
+          "edge",
+          "run",
+          "token",
+          "dir",
+          "adapter",
+          "prompt",
+          "grace-ms",
+          "give-up-ms",
+          "reconnect-min-ms",
+          "reconnect-max-ms",
+        ]
       : ["edge", "run", "token", "dir", "wait-ms", "grace-ms", "give-up-ms", "reconnect-min-ms", "reconnect-max-ms"];
-  for (const name of flags.keys()) if (!allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${command}`);
+  for (const name of flags.keys())
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${command}`);
   if (command === "attach" && envNames.length) throw new UsageError("--env belongs to run");
   const edge = flags.get("edge");
   const runId = flags.get("run");
@@ -87,7 +100,9 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
     token,
     graceMs: flags.has("grace-ms") ? int("--grace-ms", flags.get("grace-ms")) : 5000,
     giveUpMs: flags.has("give-up-ms") ? int("--give-up-ms", flags.get("give-up-ms")) : 600_000,
-    reconnectMinMs: flags.has("reconnect-min-ms") ? Math.max(1, int("--reconnect-min-ms", flags.get("reconnect-min-ms"))) : 250,
+    reconnectMinMs: flags.has("reconnect-min-ms")
+      ? Math.max(1, int("--reconnect-min-ms", flags.get("reconnect-min-ms")))
+      : 250,
     reconnectMaxMs: flags.has("reconnect-max-ms") ? int("--reconnect-max-ms", flags.get("reconnect-max-ms")) : 15_000,
     quiet,
   };

@@ -41,7 +41,8 @@ export async function main(argv: string[]): Promise<ExitCode> {
   const log = createLogger({ quiet: args.quiet });
   log.redact([args.token]);
   try {
-    if (!RUN_ID_PATTERN.test(args.runId)) throw new BridgeExit(EXIT.failure, `--run ${args.runId} is not a valid run id`);
+    if (!RUN_ID_PATTERN.test(args.runId))
+      throw new BridgeExit(EXIT.failure, `--run ${args.runId} is not a valid run id`);
     normalizeEdge(args.edge);
     return args.command === "run" ? await runCommand(args, log) : await attachCommand(args, log);
   } catch (err) {
@@ -65,8 +66,10 @@ async function lookAtRun(args: CommonArgs): Promise<Preflight> {
 }
 
 function failOnVerdict(look: Preflight, runId: string): void {
-  if (look.kind === "unknown") throw new BridgeExit(EXIT.unknownRun, `unknown-run: the edge does not know run ${runId}`);
-  if (look.kind === "terminal") throw new BridgeExit(EXIT.terminalRun, `terminal-run: run ${runId} is already ${look.status}`);
+  if (look.kind === "unknown")
+    throw new BridgeExit(EXIT.unknownRun, `unknown-run: the edge does not know run ${runId}`);
+  if (look.kind === "terminal")
+    throw new BridgeExit(EXIT.terminalRun, `terminal-run: run ${runId} is already ${look.status}`);
   if (look.kind === "denied") throw new BridgeExit(EXIT.failure, look.message);
   if (look.kind === "unreachable") throw new BridgeExit(EXIT.failure, `edge unreachable: ${look.message}`);
 }

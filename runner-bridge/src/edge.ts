@@ -5,7 +5,8 @@ export function normalizeEdge(edge: string): string {
   const url = new URL(edge);
   if (url.protocol === "ws:") url.protocol = "http:";
   if (url.protocol === "wss:") url.protocol = "https:";
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`--edge must be an http(s) URL, got ${edge}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new Error(`--edge must be an http(s) URL, got ${edge}`);
   return url.toString().replace(/\/+$/, "");
 }
 
@@ -51,11 +52,18 @@ export async function preflight(edge: string, runId: string, token: string, time
   if (res.status === 410) return { kind: "terminal", status: typeof body.status === "string" ? body.status : "purged" };
   if (res.status === 401 || res.status === 403) {
     const error = body.error as { message?: string } | undefined;
-    return { kind: "denied", message: `edge refused the runner token (${res.status}${error?.message ? `: ${error.message}` : ""})` };
+    return {
+      kind: "denied",
+      message: `edge refused the runner token (${res.status}${error?.message ? `: ${error.message}` : ""})`,
+    };
   }
   if (res.status !== 200) return { kind: "unreachable", message: `edge answered ${res.status}` };
   const status = RunStatus.safeParse(body.status);
-  if (!status.success) return { kind: "unreachable", message: `edge preflight without a valid status: ${JSON.stringify(body).slice(0, 200)}` };
+  if (!status.success)
+    return {
+      kind: "unreachable",
+      message: `edge preflight without a valid status: ${JSON.stringify(body).slice(0, 200)}`,
+    };
   if (isTerminal(status.data)) return { kind: "terminal", status: status.data };
   const epoch = typeof body.epoch === "number" ? body.epoch : 0;
   return { kind: "live", status: status.data, epoch };

@@ -1,4 +1,9 @@
-import { type CommandFrame, type RunnerFrame, RunnerFrame as RunnerFrameSchema, ServerToRunner } from "../../src/protocol/index.ts";
+import {
+  type CommandFrame,
+  type RunnerFrame,
+  RunnerFrame as RunnerFrameSchema,
+  ServerToRunner,
+} from "../../src/protocol/index.ts";
 
 /** The frame, or an error string naming what was wrong with it. */
 export function parseServerFrame(text: string): { frame: ServerToRunner } | { error: string } {
@@ -19,7 +24,8 @@ export function parseServerFrame(text: string): { frame: ServerToRunner } | { er
 /** Serialises a frame we send; validating it against the shared schema catches bridge bugs early. */
 export function encodeRunnerFrame(frame: RunnerFrame): string {
   const checked = RunnerFrameSchema.safeParse(frame);
-  if (!checked.success) throw new Error(`bridge built an invalid ${frame.type} frame: ${checked.error.issues[0]?.message}`);
+  if (!checked.success)
+    throw new Error(`bridge built an invalid ${frame.type} frame: ${checked.error.issues[0]?.message}`);
   return JSON.stringify(frame);
 }
 

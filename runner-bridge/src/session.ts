@@ -169,7 +169,10 @@ export class Session {
         this.stop(EXIT.failure, `gave up: no claimed connection to the edge for ${this.o.giveUpMs} ms`);
         return;
       }
-      const delay = Math.min(backoffDelay(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs), this.o.giveUpMs - waited + 1);
+      const delay = Math.min(
+        backoffDelay(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs),
+        this.o.giveUpMs - waited + 1,
+      );
       this.o.log.info(`connection lost; reconnecting in ${delay} ms (attempt ${attempt})`);
       await sleep(delay);
     }
@@ -183,7 +186,12 @@ export class Session {
         onOpen: () => {
           // After a cut, name the epoch we held: the edge fences us if a successor claimed since.
           const held = this.everClaimed ? { epoch: this.epoch } : {};
-          this.sendFrame(socket, { type: "hello", runnerId: this.o.runnerId, lastSourceSeq: this.reader.linesReturned, ...held });
+          this.sendFrame(socket, {
+            type: "hello",
+            runnerId: this.o.runnerId,
+            lastSourceSeq: this.reader.linesReturned,
+            ...held,
+          });
         },
         onMessage: (text) => {
           if (this.socket !== socket || this.halted) return;
@@ -270,7 +278,10 @@ export class Session {
         break;
       case "error":
         if (frame.code === "outcome_conflict") {
-          void this.runOver(EXIT.terminalRun, `terminal-run: the edge already ended run ${this.o.runId} differently (${frame.message})`);
+          void this.runOver(
+            EXIT.terminalRun,
+            `terminal-run: the edge already ended run ${this.o.runId} differently (${frame.message})`,
+          );
         } else {
           this.o.log.warn(`edge error ${frame.code}: ${frame.message}`);
         }

@@ -52,7 +52,9 @@ export async function signToken(secret: string, claims: TokenClaims): Promise<st
   return `${PREFIX}.${body}.${toBase64Url(new Uint8Array(signature))}`;
 }
 
-export type VerifyResult = { ok: true; claims: TokenClaims } | { ok: false; reason: "malformed" | "bad_signature" | "expired" };
+export type VerifyResult =
+  | { ok: true; claims: TokenClaims }
+  | { ok: false; reason: "malformed" | "bad_signature" | "expired" };
 
 export async function verifyToken(secret: string, token: string, now: number): Promise<VerifyResult> {
   const [prefix, body, signature, ...rest] = token.split(".");

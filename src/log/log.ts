@@ -40,10 +40,7 @@ export interface LogPage {
   upToDate: boolean;
 }
 
-export type ResolvedOffset =
-  | { kind: "ok"; position: LogPosition }
-  | { kind: "beyond_tail" }
-  | { kind: "unknown" };
+export type ResolvedOffset = { kind: "ok"; position: LogPosition } | { kind: "beyond_tail" } | { kind: "unknown" };
 
 interface RawState extends Record<string, SqlStorageValue> {
   tail_seq: number;
@@ -63,7 +60,8 @@ interface RawEntry extends Record<string, SqlStorageValue> {
 
 /** A copy of exactly the bytes of `view`, as SQLite takes them. */
 function toBuffer(view: Uint8Array): ArrayBuffer {
-  if (view.byteOffset === 0 && view.byteLength === view.buffer.byteLength && view.buffer instanceof ArrayBuffer) return view.buffer;
+  if (view.byteOffset === 0 && view.byteLength === view.buffer.byteLength && view.buffer instanceof ArrayBuffer)
+    return view.buffer;
   return view.slice().buffer as ArrayBuffer;
 }
 
@@ -188,7 +186,9 @@ export class LogCore {
         seq,
       )
       .toArray()[0];
-    return row ? { seq: row.seq, end: { seq: row.seq, pos: row.end_pos }, body: new Uint8Array(row.body), time: row.time } : null;
+    return row
+      ? { seq: row.seq, end: { seq: row.seq, pos: row.end_pos }, body: new Uint8Array(row.body), time: row.time }
+      : null;
   }
 
   /** Removes the log entirely (entries, producers, state). */

@@ -46,8 +46,15 @@ export type ProducerVerdict =
   | { kind: "bad_epoch_start"; expected: number };
 
 /** Classifies one claim against the producer's stored state (null: never seen). Pure. */
-export function judgeProducer(state: ProducerState | null, claim: ProducerClaim, rules: ProducerRules): ProducerVerdict {
-  const current: ProducerState = state ?? { epoch: rules.epochs === "client" ? claim.epoch : 0, lastSeq: rules.firstSeq - 1 };
+export function judgeProducer(
+  state: ProducerState | null,
+  claim: ProducerClaim,
+  rules: ProducerRules,
+): ProducerVerdict {
+  const current: ProducerState = state ?? {
+    epoch: rules.epochs === "client" ? claim.epoch : 0,
+    lastSeq: rules.firstSeq - 1,
+  };
   if (state === null && rules.epochs === "client") {
     // First contact: the client's epoch is established, its seq must start the epoch.
     if (claim.seq !== rules.firstSeq) return { kind: "gap", expected: rules.firstSeq, received: claim.seq };

@@ -27,7 +27,8 @@ export type PageRead =
 /** One bounded read from a client offset, which must name an entry boundary of this log. */
 export function readPage(log: LogCore, offset: OffsetRef, render: (bodies: Uint8Array[]) => Uint8Array): PageRead {
   const resolved = log.resolve(offset);
-  if (resolved.kind === "beyond_tail") return { kind: "bad_offset", message: "the offset is past the end of the stream" };
+  if (resolved.kind === "beyond_tail")
+    return { kind: "bad_offset", message: "the offset is past the end of the stream" };
   if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
   const page = log.read(resolved.position, LOG_READ_LIMITS);
   const { closed } = log.mustState();
@@ -51,12 +52,9 @@ export function nothingYet(result: { kind: string; count?: number; info?: { clos
  * A read that, finding nothing new at the tail of an open log, waits up to `waitMs` for an
  * append (long-poll, SSE) and reads once more. `read` re-checks whatever may have changed.
  */
-export async function readOrWait<R extends { kind: string; start?: string; count?: number; info?: { closed: boolean } }>(
-  read: (offset: OffsetRef) => R,
-  offset: OffsetRef,
-  waiters: LogWaiters,
-  waitMs: number,
-): Promise<R> {
+export async function readOrWait<
+  R extends { kind: string; start?: string; count?: number; info?: { closed: boolean } },
+>(read: (offset: OffsetRef) => R, offset: OffsetRef, waiters: LogWaiters, waitMs: number): Promise<R> {
   const first = read(offset);
   if (waitMs <= 0 || !nothingYet(first)) return first;
   await waiters.wait(waitMs);

@@ -98,7 +98,10 @@ export class RunObject extends DurableObject<Env> {
     return this.read((m) => m.record() as RunRecord);
   }
 
-  async events(after: number, limit: number): Promise<{ events: RunEvent[]; nextAfter: number; hasMore: boolean; status: string } | Failure> {
+  async events(
+    after: number,
+    limit: number,
+  ): Promise<{ events: RunEvent[]; nextAfter: number; hasMore: boolean; status: string } | Failure> {
     return this.read((m) => {
       const page = m.store.eventsAfter(after, limit + 1);
       const hasMore = page.length > limit;
@@ -206,7 +209,11 @@ export class RunObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const size = typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength;
     if (size > MAX_FRAME_BYTES) {
-      return send(ws, { type: "error", code: "payload_too_large", message: `frames are limited to ${MAX_FRAME_BYTES} bytes` });
+      return send(ws, {
+        type: "error",
+        code: "payload_too_large",
+        message: `frames are limited to ${MAX_FRAME_BYTES} bytes`,
+      });
     }
     let json: unknown;
     try {
@@ -217,11 +224,21 @@ export class RunObject extends DurableObject<Env> {
     const attachment = attachmentOf(ws);
     if (attachment?.role === "runner") {
       const frame = RunnerFrame.safeParse(json);
-      if (!frame.success) return send(ws, { type: "error", code: "invalid_frame", message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
+      if (!frame.success)
+        return send(ws, {
+          type: "error",
+          code: "invalid_frame",
+          message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+        });
       return handleRunnerFrame(this.host, ws, frame.data);
     }
     const frame = ViewerFrame.safeParse(json);
-    if (!frame.success) return send(ws, { type: "error", code: "invalid_frame", message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
+    if (!frame.success)
+      return send(ws, {
+        type: "error",
+        code: "invalid_frame",
+        message: frame.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      });
     return handleViewerFrame(this.host, ws, frame.data);
   }
 
@@ -274,7 +291,10 @@ export class RunObject extends DurableObject<Env> {
     const run = machine.run();
     if (!run) return fail("not_found", "no such run");
     if (run.purgedAt !== null) {
-      return fail("gone", "the run was purged", { status: run.status, finishedAt: new Date(run.finishedAt ?? run.purgedAt).toISOString() });
+      return fail("gone", "the run was purged", {
+        status: run.status,
+        finishedAt: new Date(run.finishedAt ?? run.purgedAt).toISOString(),
+      });
     }
     return step(machine);
   }

@@ -108,7 +108,8 @@ export class StreamObject extends DurableObject<Env> {
   private readNow(offset: OffsetRef, expectedStreamId: string | null): ReadResult {
     const status = this.status(Date.now());
     if (status.kind === "gone") return { kind: "gone" };
-    if (status.kind !== "live" || (expectedStreamId !== null && status.meta.streamId !== expectedStreamId)) return { kind: "not_found" };
+    if (status.kind !== "live" || (expectedStreamId !== null && status.meta.streamId !== expectedStreamId))
+      return { kind: "not_found" };
     const { meta } = status;
     const page = readPage(this.log, offset, (bodies) => renderBody(bodies, isJsonType(meta.contentType)));
     if (page.kind !== "read") return page;
@@ -163,7 +164,8 @@ export class StreamObject extends DurableObject<Env> {
   /** The entries a fork copies, one page at a time. Served while the fork's reference is held. */
   async forkPage(request: ForkPageRequest): Promise<ForkPageResult> {
     const meta = readMeta(this.ctx.storage.sql);
-    if (!meta || meta.streamId !== request.streamId || !this.forks.hasRef(request.forkRef)) return { kind: "not_found" };
+    if (!meta || meta.streamId !== request.streamId || !this.forks.hasRef(request.forkRef))
+      return { kind: "not_found" };
     return forkPage(this.log, this.forks, request.after, request.through);
   }
 
@@ -180,9 +182,11 @@ export class StreamObject extends DurableObject<Env> {
 
   private createNow(request: CreateRequest, now: number): CreateResult {
     const status = this.status(now);
-    if (status.kind === "gone") return { kind: "conflict", message: "the stream was deleted and is kept until its forks are deleted" };
+    if (status.kind === "gone")
+      return { kind: "conflict", message: "the stream was deleted and is kept until its forks are deleted" };
     if (status.kind === "live") {
-      if (!sameConfig(this, status.meta, request)) return { kind: "conflict", message: "the stream exists with a different configuration" };
+      if (!sameConfig(this, status.meta, request))
+        return { kind: "conflict", message: "the stream exists with a different configuration" };
       return { kind: "exists", info: this.info(status.meta) };
     }
     const lineage = this.forks.lineage();
@@ -209,7 +213,13 @@ export class StreamObject extends DurableObject<Env> {
     let accepted = null;
     if (producer) {
       const by = state.closedBy;
-      if (state.closed && by && by.producerId === producer.producerId && by.epoch === producer.epoch && by.seq === producer.seq) {
+      if (
+        state.closed &&
+        by &&
+        by.producerId === producer.producerId &&
+        by.epoch === producer.epoch &&
+        by.seq === producer.seq
+      ) {
         const lastSeq = this.log.producers.get(producer.producerId)?.lastSeq ?? producer.seq;
         return { kind: "duplicate", tail, closed: true, epoch: producer.epoch, lastSeq };
       }

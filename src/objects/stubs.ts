@@ -7,8 +7,23 @@ import type { TenantIndex } from "./tenant-index.ts";
 
 // RPC results are plain structured-clone values. The generated stub types cannot describe
 // payloads holding arbitrary JSON (`unknown`), so routes see the objects' own signatures.
-type RunApi = Pick<RunObject, "create" | "get" | "events" | "command" | "cancel" | "approve" | "purge" | "runnerStatus" | "fetch" | "readLog" | "streamHead">;
-type TenantIndexApi = { [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>> };
+type RunApi = Pick<
+  RunObject,
+  | "create"
+  | "get"
+  | "events"
+  | "command"
+  | "cancel"
+  | "approve"
+  | "purge"
+  | "runnerStatus"
+  | "fetch"
+  | "readLog"
+  | "streamHead"
+>;
+type TenantIndexApi = {
+  [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>>;
+};
 
 /** The run's object is named `<tenant>:<runId>`, so a tenant can only ever reach its own runs. */
 export function runStub(env: Env, tenant: string, runId: string): RunApi {

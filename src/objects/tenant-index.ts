@@ -53,7 +53,11 @@ export class TenantIndex extends DurableObject<Env> {
     this.ctx.storage.sql.exec("DELETE FROM runs WHERE run_id = ?", runId);
   }
 
-  list(options: { status?: RunStatus; limit: number; cursor?: string }): { runs: RunListing[]; nextCursor: string | null } | { invalidCursor: true } {
+  list(options: {
+    status?: RunStatus | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  }): { runs: RunListing[]; nextCursor: string | null } | { invalidCursor: true } {
     const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);
     if (options.cursor !== undefined && cursor === null) return { invalidCursor: true };
     const where: string[] = [];
@@ -83,7 +87,8 @@ export class TenantIndex extends DurableObject<Env> {
         createdAt: new Date(row.created_at).toISOString(),
         updatedAt: new Date(row.updated_at).toISOString(),
       })),
-      nextCursor: rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, runId: last.run_id }) : null,
+      nextCursor:
+        rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, runId: last.run_id }) : null,
     };
   }
 }

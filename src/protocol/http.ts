@@ -22,7 +22,10 @@ export const CommandBody = z
   .object({
     commandId: CommandId,
     type: z.enum(["input", "interrupt", "cancel"]),
-    text: z.string().max(256 * 1024).optional(),
+    text: z
+      .string()
+      .max(256 * 1024)
+      .optional(),
   })
   .strict()
   .refine((body) => body.type !== "input" || body.text !== undefined, {
@@ -55,11 +58,7 @@ export const TokenBody = z
 export type TokenBody = z.infer<typeof TokenBody>;
 
 const IntString = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, "must be a whole number").transform(Number).pipe(z.number().int().min(min).max(max));
 
 export const EventsQuery = z.object({
   after: IntString(0, Number.MAX_SAFE_INTEGER).default(0),

@@ -47,6 +47,16 @@ export const Timeouts = z
   .strict();
 export type Timeouts = z.infer<typeof Timeouts>;
 
+/** A run's timeouts: the ones given, the defaults for the rest. */
+export function resolveTimeouts(given: { [K in keyof Timeouts]?: number | undefined } = {}): Timeouts {
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS };
+  for (const name of Object.keys(timeouts) as (keyof Timeouts)[]) {
+    const value = given[name];
+    if (value !== undefined) timeouts[name] = value;
+  }
+  return timeouts;
+}
+
 export const ErrorInfo = z.object({ code: z.string().min(1).max(200), message: z.string().max(8192) }).strict();
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
 
@@ -59,11 +69,7 @@ export const RunnerOutcome = z
   })
   .strict();
 export type RunnerOutcome = z.infer<typeof RunnerOutcome>;
-export interface Outcome {
-  status: "succeeded" | "failed" | "cancelled" | "timed_out";
-  exitCode?: number;
-  error?: ErrorInfo;
-}
+export type Outcome = Omit<RunnerOutcome, "status"> & { status: RunnerOutcome["status"] | "timed_out" };
 
 export type EventSource = "runner" | "control";
 export interface RunEvent {

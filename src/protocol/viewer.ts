@@ -5,9 +5,7 @@ import type { ApprovalRecord, CommandRecord, RunEvent, RunStatus } from "./run.t
 /** Frames a viewer may send; only viewers whose token allows interaction. */
 export const ViewerFrame = z.discriminatedUnion("type", [
   z.object({ type: z.literal("command"), command: CommandBody }).strict(),
-  z
-    .object({ type: z.literal("approval"), requestId: z.string().min(1).max(200), approval: ApprovalBody })
-    .strict(),
+  z.object({ type: z.literal("approval"), requestId: z.string().min(1).max(200), approval: ApprovalBody }).strict(),
 ]);
 export type ViewerFrame = z.infer<typeof ViewerFrame>;
 

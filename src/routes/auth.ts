@@ -19,11 +19,13 @@ function bearer(c: AppContext): string | null {
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const credential = bearer(c);
-    if (!credential) return errorResponse("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
+    if (!credential)
+      return errorResponse("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
     let caller: Caller | null = null;
     if (looksLikeToken(credential)) {
       const verified = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
-      if (!verified.ok) return errorResponse("unauthorized", verified.reason === "expired" ? "token expired" : "invalid token");
+      if (!verified.ok)
+        return errorResponse("unauthorized", verified.reason === "expired" ? "token expired" : "invalid token");
       caller = { kind: "token", claims: verified.claims };
     } else {
       const tenant = tenantForKey(c.env.API_KEYS, credential);
@@ -51,16 +53,19 @@ export function runAccess(
   roles: { apiKey: boolean; tokens: TokenRole[]; needInteract?: boolean },
 ): RunAccess | Response {
   const runId = c.req.param("runId") ?? "";
-  if (!RunId.safeParse(runId).success) return errorResponse("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+  if (!RunId.safeParse(runId).success)
+    return errorResponse("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
   const caller = c.get("caller");
   if (caller.kind === "tenant") {
     if (!roles.apiKey) return errorResponse("forbidden", "this route takes a runner token, not an API key");
     return { tenant: caller.tenant, runId, interact: true };
   }
   const { claims } = caller;
-  if (!roles.tokens.includes(claims.role)) return errorResponse("forbidden", `a ${claims.role} token cannot use this route`);
+  if (!roles.tokens.includes(claims.role))
+    return errorResponse("forbidden", `a ${claims.role} token cannot use this route`);
   if (claims.runId !== runId) return errorResponse("forbidden", "this token belongs to another run");
-  if (roles.needInteract && !claims.interact) return errorResponse("forbidden", "this viewer token cannot send commands");
+  if (roles.needInteract && !claims.interact)
+    return errorResponse("forbidden", "this viewer token cannot send commands");
   return { tenant: claims.tenant, runId, interact: claims.role === "viewer" && claims.interact };
 }
 

@@ -1,5 +1,12 @@
 import type { z } from "zod";
-import { type ErrorCode, ERROR_STATUS, errorBody, type Failure, isFailure, MAX_FRAME_BYTES } from "../protocol/index.ts";
+import {
+  type ErrorCode,
+  ERROR_STATUS,
+  errorBody,
+  type Failure,
+  isFailure,
+  MAX_FRAME_BYTES,
+} from "../protocol/index.ts";
 import type { AppContext } from "./app-env.ts";
 
 /** An error response in the one shape every route uses. */
@@ -23,7 +30,8 @@ function describe(error: z.ZodError): string {
 /** Reads and validates a JSON body; an empty body counts as `{}`. */
 export async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.infer<S> | Response> {
   const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_FRAME_BYTES) return errorResponse("payload_too_large", `bodies are limited to ${MAX_FRAME_BYTES} bytes`);
+  if (declared > MAX_FRAME_BYTES)
+    return errorResponse("payload_too_large", `bodies are limited to ${MAX_FRAME_BYTES} bytes`);
   const text = await c.req.text();
   if (new TextEncoder().encode(text).byteLength > MAX_FRAME_BYTES) {
     return errorResponse("payload_too_large", `bodies are limited to ${MAX_FRAME_BYTES} bytes`);

@@ -54,7 +54,11 @@ runs.post("/:runId/tokens", async (c) => {
   if (body instanceof Response) return body;
   const run = await runStub(c.env, access.tenant, access.runId).get();
   if (isFailure(run)) return failureResponse(run);
-  const options = { timeouts: run.timeouts, ...(body.ttlMs ? { ttlMs: body.ttlMs } : {}), interact: body.interact === true };
+  const options = {
+    timeouts: run.timeouts,
+    ...(body.ttlMs ? { ttlMs: body.ttlMs } : {}),
+    interact: body.interact === true,
+  };
   const token = await mintToken(c.env, access.tenant, access.runId, body.role, options);
   return c.json({ token, role: body.role, interact: body.role === "viewer" && body.interact === true }, 201);
 });

@@ -6,7 +6,13 @@ import { STREAM_HEADERS as H, STREAM_ROUTE_PREFIX } from "../protocol/index.ts";
 import { concat, isTextType, MAX_APPEND_BYTES } from "../streams/content.ts";
 import { responseCursor } from "../streams/cursor.ts";
 import { BASE_HEADERS, streamError, streamResponse, streamTenant } from "../streams/http.ts";
-import { parseAppendHeaders, parseCreateHeaders, parseForkHeaders, parseReadQuery, parseStreamPath } from "../streams/request.ts";
+import {
+  parseAppendHeaders,
+  parseCreateHeaders,
+  parseForkHeaders,
+  parseReadQuery,
+  parseStreamPath,
+} from "../streams/request.ts";
 import { base64, controlEvent, dataEvent } from "../streams/sse.ts";
 import { streamStub } from "../objects/stubs.ts";
 import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
@@ -49,9 +55,11 @@ function longPollMs(env: Env): number {
 
 async function readBody(request: Request): Promise<Uint8Array | Response> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_APPEND_BYTES) return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
+  if (declared > MAX_APPEND_BYTES)
+    return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
   const body = new Uint8Array(await request.arrayBuffer());
-  if (body.byteLength > MAX_APPEND_BYTES) return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
+  if (body.byteLength > MAX_APPEND_BYTES)
+    return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
   return body;
 }
 
@@ -91,7 +99,12 @@ streams.all("/*", async (c) => {
       return result.kind === "deleted" ? streamResponse(204, {}) : streamError("not_found", "no such stream");
     }
     default:
-      return streamError("invalid_request", `${method} is not a stream method`, { allow: BASE_HEADERS["access-control-allow-methods"] as string }, 405);
+      return streamError(
+        "invalid_request",
+        `${method} is not a stream method`,
+        { allow: BASE_HEADERS["access-control-allow-methods"] as string },
+        405,
+      );
   }
 });
 
@@ -127,8 +140,10 @@ async function append(stub: Stub, request: Request): Promise<Response> {
   if (!headers.ok) return streamError("invalid_request", headers.message);
   const body = await readBody(request);
   if (body instanceof Response) return body;
-  if (body.byteLength === 0 && !headers.value.close) return streamError("invalid_request", "an append needs a non-empty body");
-  if (body.byteLength > 0 && headers.value.contentType === null) return streamError("invalid_request", "an append needs a Content-Type");
+  if (body.byteLength === 0 && !headers.value.close)
+    return streamError("invalid_request", "an append needs a non-empty body");
+  if (body.byteLength > 0 && headers.value.contentType === null)
+    return streamError("invalid_request", "an append needs a Content-Type");
   const result = await stub.append({ ...headers.value, body });
   switch (result.kind) {
     case "appended": {
@@ -150,7 +165,9 @@ async function append(stub: Stub, request: Request): Promise<Response> {
       return streamResponse(204, out);
     }
     case "stale_epoch":
-      return streamError("forbidden", "a newer producer epoch owns this Producer-Id", { [H.producerEpoch]: String(result.current) });
+      return streamError("forbidden", "a newer producer epoch owns this Producer-Id", {
+        [H.producerEpoch]: String(result.current),
+      });
     case "bad_epoch_start":
       return streamError("invalid_request", "a new producer epoch must start at Producer-Seq 0");
     case "gap":
@@ -213,7 +230,12 @@ export async function serveStreamRead(env: Env, reader: StreamReader, request: R
     headers[H.cursor] = responseCursor(cursor);
     if (result.count === 0) {
       // Timed out, or the stream is closed at this offset.
-      const empty: Record<string, string> = { [H.nextOffset]: result.next, [H.upToDate]: "true", [H.cursor]: headers[H.cursor] as string, "cache-control": "no-store" };
+      const empty: Record<string, string> = {
+        [H.nextOffset]: result.next,
+        [H.upToDate]: "true",
+        [H.cursor]: headers[H.cursor] as string,
+        "cache-control": "no-store",
+      };
       if (result.closedAtEnd) empty[H.closed] = "true";
       return streamResponse(204, empty);
     }
@@ -227,7 +249,8 @@ export async function serveStreamRead(env: Env, reader: StreamReader, request: R
   headers.etag = etag;
   // Data behind the tail never changes; a read that reached an open tail may grow, so revalidate.
   headers["cache-control"] = result.upToDate && !result.closedAtEnd ? "private, no-cache" : CATCH_UP_CACHE;
-  if (request.headers.get("if-none-match") === etag) return streamResponse(304, { etag, "cache-control": headers["cache-control"] });
+  if (request.headers.get("if-none-match") === etag)
+    return streamResponse(304, { etag, "cache-control": headers["cache-control"] });
   return streamResponse(200, headers, result.body);
 }
 
@@ -262,7 +285,11 @@ async function sse(reader: StreamReader, offset: OffsetRef, cursor: string | und
     pull: async (controller) => {
       const announce = pending === first;
       const result: ReadResult =
-        pending ?? (await reader.read({ offset: parseOffset(next) ?? { kind: "start" }, waitMs: Math.min(SSE_WAIT_MS, Math.max(0, startedAt + SSE_LIFETIME_MS - Date.now())) }));
+        pending ??
+        (await reader.read({
+          offset: parseOffset(next) ?? { kind: "start" },
+          waitMs: Math.min(SSE_WAIT_MS, Math.max(0, startedAt + SSE_LIFETIME_MS - Date.now())),
+        }));
       pending = null;
       if (cancelled) return;
       if (result.kind !== "read") {

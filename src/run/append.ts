@@ -22,7 +22,11 @@ export function classify(
   event: RunnerEvent,
   stored: (sourceSeq: number) => { type: string; data?: unknown } | null,
 ): AppendDisposition {
-  const verdict = judgeProducer(runner, { producerId: RUNNER_PRODUCER, epoch, seq: event.sourceSeq }, RUNNER_PRODUCER_RULES);
+  const verdict = judgeProducer(
+    runner,
+    { producerId: RUNNER_PRODUCER, epoch, seq: event.sourceSeq },
+    RUNNER_PRODUCER_RULES,
+  );
   switch (verdict.kind) {
     case "accepted":
       return { kind: "accepted", state: verdict.state };
@@ -36,7 +40,9 @@ export function classify(
     case "duplicate": {
       const earlier = stored(event.sourceSeq);
       const same =
-        earlier !== null && earlier.type === event.type && canonicalJson(earlier.data ?? null) === canonicalJson(event.data ?? null);
+        earlier !== null &&
+        earlier.type === event.type &&
+        canonicalJson(earlier.data ?? null) === canonicalJson(event.data ?? null);
       return same ? { kind: "duplicate" } : { kind: "conflict", sourceSeq: event.sourceSeq };
     }
   }

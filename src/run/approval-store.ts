@@ -54,7 +54,13 @@ export class ApprovalStore {
     );
   }
 
-  resolve(requestId: string, state: ApprovalState, decision: "approve" | "deny", reason: string | undefined, now: number): ApprovalRecord {
+  resolve(
+    requestId: string,
+    state: ApprovalState,
+    decision: "approve" | "deny",
+    reason: string | undefined,
+    now: number,
+  ): ApprovalRecord {
     this.sql.exec(
       "UPDATE approvals SET state = ?, decision = ?, reason = ?, resolved_at = ? WHERE request_id = ?",
       state,

@@ -24,7 +24,13 @@ function fire(machine: RunMachine, timer: Timer): void {
   switch (timer.kind) {
     case "claim":
       if (run.status === "queued") {
-        machine.terminalize({ status: "timed_out", error: { code: "claim_timeout", message: `no runner claimed the run within ${timeouts.claimMs} ms` } }, true);
+        machine.terminalize(
+          {
+            status: "timed_out",
+            error: { code: "claim_timeout", message: `no runner claimed the run within ${timeouts.claimMs} ms` },
+          },
+          true,
+        );
       }
       return;
     case "lease":
@@ -36,7 +42,13 @@ function fire(machine: RunMachine, timer: Timer): void {
       return;
     case "takeover":
       if (run.status === "stalled") {
-        machine.terminalize({ status: "failed", error: { code: "runner_lost", message: `no runner took over within ${timeouts.takeoverMs} ms` } }, true);
+        machine.terminalize(
+          {
+            status: "failed",
+            error: { code: "runner_lost", message: `no runner took over within ${timeouts.takeoverMs} ms` },
+          },
+          true,
+        );
       }
       return;
     case "approval":
@@ -46,14 +58,22 @@ function fire(machine: RunMachine, timer: Timer): void {
       return;
     case "idle":
       if (run.status === "waiting") machine.timers.set("idle", machine.now + timeouts.idleMs);
-      else if (run.status === "running") endWithCancel(machine, "idle_timeout", `no runner event for ${timeouts.idleMs} ms`);
+      else if (run.status === "running")
+        endWithCancel(machine, "idle_timeout", `no runner event for ${timeouts.idleMs} ms`);
       return;
     case "deadline":
-      if (!isTerminal(run.status)) endWithCancel(machine, "run_deadline", `the run exceeded its ${timeouts.runMs} ms deadline`);
+      if (!isTerminal(run.status))
+        endWithCancel(machine, "run_deadline", `the run exceeded its ${timeouts.runMs} ms deadline`);
       return;
     case "cancel_grace":
       if (!isTerminal(run.status)) {
-        machine.terminalize({ status: "cancelled", error: { code: "cancel_unconfirmed", message: "the runner did not confirm the cancel in time" } }, true);
+        machine.terminalize(
+          {
+            status: "cancelled",
+            error: { code: "cancel_unconfirmed", message: "the runner did not confirm the cancel in time" },
+          },
+          true,
+        );
       }
       return;
     case "retention":

@@ -5,7 +5,7 @@ import {
   type CommandType,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
-  DEFAULT_TIMEOUTS,
+  resolveTimeouts,
   type Failure,
   fail,
   isFailure,
@@ -104,7 +104,7 @@ export class RunMachine {
       }
       return { created: false };
     }
-    const timeouts = { ...DEFAULT_TIMEOUTS, ...body.timeouts };
+    const timeouts = resolveTimeouts(body.timeouts);
     this.store.insert({
       tenant,
       runId,
@@ -200,7 +200,10 @@ export class RunMachine {
     return { kind: "ok" };
   }
 
-  complete(epoch: number, outcome: RunnerOutcome): { kind: "completed"; status: RunStatus } | { kind: "stale_epoch"; epoch: number } | Failure {
+  complete(
+    epoch: number,
+    outcome: RunnerOutcome,
+  ): { kind: "completed"; status: RunStatus } | { kind: "stale_epoch"; epoch: number } | Failure {
     const run = this.mustLoad();
     if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
     if (isTerminal(run.status)) {
@@ -278,7 +281,10 @@ export class RunMachine {
     }
     // Nobody is running the agent: the object applies the cancel itself.
     const command = this.commands.setState(commandId, "applied", this.now);
-    this.terminalize({ status: "cancelled", error: { code: "cancelled", message: reason ?? "cancelled with no runner attached" } }, true);
+    this.terminalize(
+      { status: "cancelled", error: { code: "cancelled", message: reason ?? "cancelled with no runner attached" } },
+      true,
+    );
     return { created: true, command };
   }
 
@@ -286,13 +292,20 @@ export class RunMachine {
     const approval = this.approvals.find(requestId);
     if (!approval) return fail("stale", `no approval request ${requestId}`);
     if (approval.state !== "pending") {
-      const repeat = approval.state !== "expired" && approval.decision === body.decision && approval.reason === body.reason;
+      const repeat =
+        approval.state !== "expired" && approval.decision === body.decision && approval.reason === body.reason;
       if (repeat) return { created: false, approval };
       return fail("stale", `approval ${requestId} is already ${approval.state}`);
     }
     const run = this.mustLoad();
     if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}`);
-    const resolved = this.settleApproval(run, requestId, body.decision === "approve" ? "approved" : "denied", body.decision, body.reason);
+    const resolved = this.settleApproval(
+      run,
+      requestId,
+      body.decision === "approve" ? "approved" : "denied",
+      body.decision,
+      body.reason,
+    );
     return { created: true, approval: resolved };
   }
 

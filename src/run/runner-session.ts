@@ -1,9 +1,4 @@
-import {
-  CLOSE_FENCED,
-  CLOSE_REJECTED,
-  isFailure,
-  type RunnerFrame,
-} from "../protocol/index.ts";
+import { CLOSE_FENCED, CLOSE_REJECTED, isFailure, type RunnerFrame } from "../protocol/index.ts";
 import { commandFrame } from "./command-store.ts";
 import type { RunHost } from "./host.ts";
 import { attachmentOf, closeSocket, send } from "./sockets.ts";
@@ -25,7 +20,11 @@ export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: Run
       if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
       if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
       if (result.kind === "terminal") {
-        return send(ws, { type: "error", code: "terminal_run", message: `run is ${result.status}; nothing more is stored` });
+        return send(ws, {
+          type: "error",
+          code: "terminal_run",
+          message: `run is ${result.status}; nothing more is stored`,
+        });
       }
       const stop = result.stoppedAt;
       if (stop?.kind === "gap") send(ws, { type: "gap", expected: stop.expected });
@@ -34,7 +33,7 @@ export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: Run
     }
     case "heartbeat": {
       const result = await host.operate((m) => m.heartbeat(frame.epoch));
-      if (!isFailure(result) && result.kind === "stale_epoch") fence(host, ws, result.epoch);
+      if (!isFailure(result) && result.kind === "stale_epoch") return fence(host, ws, result.epoch);
       return;
     }
     case "complete": {
@@ -44,7 +43,9 @@ export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: Run
       return send(ws, { type: "completed", status: result.status });
     }
     case "commandAck": {
-      const result = await host.operate((m) => m.ackCommand(frame.epoch, frame.controllerSeq, frame.commandId, frame.state));
+      const result = await host.operate((m) =>
+        m.ackCommand(frame.epoch, frame.controllerSeq, frame.commandId, frame.state),
+      );
       if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
       if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
       return;

@@ -1,4 +1,12 @@
-import { CLOSE_FENCED, CLOSE_NORMAL, CLOSE_REJECTED, isTerminal, type RunStatus, type ServerToRunner, type ServerToViewer } from "../protocol/index.ts";
+import {
+  CLOSE_FENCED,
+  CLOSE_NORMAL,
+  CLOSE_REJECTED,
+  isTerminal,
+  type RunStatus,
+  type ServerToRunner,
+  type ServerToViewer,
+} from "../protocol/index.ts";
 import type { Effects } from "./effects.ts";
 
 /** What each hibernatable socket remembers across evictions. */
@@ -45,10 +53,12 @@ export class RunSockets {
   /** The runner socket holding the current claim, if it is connected. */
   currentRunner(epoch: number): WebSocket | null {
     if (epoch === 0) return null;
-    return this.runners().find((ws) => {
-      const attachment = attachmentOf(ws);
-      return attachment?.role === "runner" && attachment.epoch === epoch && ws.readyState === WebSocket.OPEN;
-    }) ?? null;
+    return (
+      this.runners().find((ws) => {
+        const attachment = attachmentOf(ws);
+        return attachment?.role === "runner" && attachment.epoch === epoch && ws.readyState === WebSocket.OPEN;
+      }) ?? null
+    );
   }
 
   fenceAllBut(keep: WebSocket, epoch: number): void {

@@ -31,7 +31,18 @@ export interface RunRow {
   retentionMs: number;
 }
 
-export type NewRun = Omit<RunRow, "epoch" | "lastSeq" | "highestSourceSeq" | "controllerSeq" | "claimedAt" | "finishedAt" | "purgedAt" | "runnerId" | "outcome">;
+export type NewRun = Omit<
+  RunRow,
+  | "epoch"
+  | "lastSeq"
+  | "highestSourceSeq"
+  | "controllerSeq"
+  | "claimedAt"
+  | "finishedAt"
+  | "purgedAt"
+  | "runnerId"
+  | "outcome"
+>;
 
 interface RawRun extends Record<string, SqlStorageValue> {
   tenant: string;
@@ -193,7 +204,10 @@ export class RunStore {
       events.map((event, index) => ({
         body: encoder.encode(JSON.stringify(event)),
         time: (drafts[index] as EventDraft).time,
-        producer: event.sourceSeq === undefined ? null : { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: event.sourceSeq },
+        producer:
+          event.sourceSeq === undefined
+            ? null
+            : { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: event.sourceSeq },
       })),
     );
     if (runner) this.log.producers.record(RUNNER_PRODUCER, runner, drafts[0]?.time ?? Date.now());
@@ -210,7 +224,9 @@ export class RunStore {
   eventsAfter(after: number, limit: number): RunEvent[] {
     const from = this.log.position(after);
     if (!from) return [];
-    return this.log.read(from, { maxBytes: ALL_BYTES, maxEntries: limit }).entries.map((entry) => decodeEvent(entry.body));
+    return this.log
+      .read(from, { maxBytes: ALL_BYTES, maxEntries: limit })
+      .entries.map((entry) => decodeEvent(entry.body));
   }
 
   /** Drops everything but the run row, which stays as a tombstone. */
@@ -219,9 +235,6 @@ export class RunStore {
     this.sql.exec("DELETE FROM commands");
     this.sql.exec("DELETE FROM approvals");
     this.sql.exec("DELETE FROM timers");
-    this.sql.exec(
-      "UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1",
-      now,
-    );
+    this.sql.exec("UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1", now);
   }
 }

@@ -45,7 +45,9 @@ export class Timers {
   }
 
   get(kind: TimerKind, ref = ""): number | null {
-    const row = this.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE kind = ? AND ref = ?", kind, ref).toArray()[0];
+    const row = this.sql
+      .exec<{ due_at: number }>("SELECT due_at FROM timers WHERE kind = ? AND ref = ?", kind, ref)
+      .toArray()[0];
     return row ? row.due_at : null;
   }
 

@@ -42,7 +42,8 @@ export function jsonMessages(body: Uint8Array, allowEmpty: boolean): Messages {
     return { ok: false, status: 400, message: "the body is not valid JSON" };
   }
   const values = Array.isArray(parsed) ? parsed : [parsed];
-  if (values.length === 0 && !allowEmpty) return { ok: false, status: 400, message: "an empty JSON array appends nothing" };
+  if (values.length === 0 && !allowEmpty)
+    return { ok: false, status: 400, message: "an empty JSON array appends nothing" };
   const messages: Uint8Array[] = [];
   for (const value of values) {
     const bytes = encoder.encode(JSON.stringify(value));

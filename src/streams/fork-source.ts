@@ -14,16 +14,24 @@ import type { ForkBeginRequest, ForkBeginResult, ForkPageResult } from "./types.
 const PAGE_LIMITS = { maxBytes: 1024 * 1024, maxEntries: 1000 };
 
 /** A fork asks to start from this live stream: checks, fork point, sub-offset slice, reference. */
-export function beginFork(log: LogCore, forks: ForkTables, meta: Meta, request: ForkBeginRequest, now: number): ForkBeginResult {
+export function beginFork(
+  log: LogCore,
+  forks: ForkTables,
+  meta: Meta,
+  request: ForkBeginRequest,
+  now: number,
+): ForkBeginResult {
   if (request.contentType !== null && mediaType(request.contentType) !== mediaType(meta.contentType)) {
     return { kind: "conflict", message: `the source stream's content type is ${meta.contentType}` };
   }
   const resolved = log.resolve(request.offset ?? { kind: "now" });
-  if (resolved.kind !== "ok") return { kind: "bad_offset", message: "Stream-Fork-Offset is not an offset of the source stream" };
+  if (resolved.kind !== "ok")
+    return { kind: "bad_offset", message: "Stream-Fork-Offset is not an offset of the source stream" };
   let prefix: Uint8Array[] = [];
   if (request.subOffset > 0) {
     const slice = subOffsetPrefix(log, forks, resolved.position, request.subOffset, isJsonType(meta.contentType));
-    if (!slice) return { kind: "bad_offset", message: "Stream-Fork-Sub-Offset goes past the append at the fork offset" };
+    if (!slice)
+      return { kind: "bad_offset", message: "Stream-Fork-Sub-Offset goes past the append at the fork offset" };
     prefix = slice;
   }
   // Taken in the same transaction as the checks; repeating a begin with the same name takes no second one.
@@ -44,7 +52,13 @@ export function beginFork(log: LogCore, forks: ForkTables, meta: Meta, request: 
  * Stream-Fork-Sub-Offset: the first `subOffset` bytes (binary) or messages (JSON) of the append
  * that starts at the fork point. Null when there is no such append or it is shorter.
  */
-export function subOffsetPrefix(log: LogCore, forks: ForkTables, point: LogPosition, subOffset: number, json: boolean): Uint8Array[] | null {
+export function subOffsetPrefix(
+  log: LogCore,
+  forks: ForkTables,
+  point: LogPosition,
+  subOffset: number,
+  json: boolean,
+): Uint8Array[] | null {
   const tail = log.mustState().tail;
   if (point.seq >= tail.seq) return null;
   const end = forks.appendEnd(point.seq + 1);
@@ -66,9 +80,17 @@ export function subOffsetPrefix(log: LogCore, forks: ForkTables, point: LogPosit
 }
 
 /** One page of the entries a fork copies: after `after`, never past `through`. */
-export function forkPage(log: LogCore, forks: ForkTables, after: number, through: number): Extract<ForkPageResult, { kind: "ok" }> {
+export function forkPage(
+  log: LogCore,
+  forks: ForkTables,
+  after: number,
+  through: number,
+): Extract<ForkPageResult, { kind: "ok" }> {
   if (after >= through) return { kind: "ok", entries: [], appends: [] };
-  const page = log.read({ seq: after, pos: 0 }, { maxBytes: PAGE_LIMITS.maxBytes, maxEntries: Math.min(PAGE_LIMITS.maxEntries, through - after) });
+  const page = log.read(
+    { seq: after, pos: 0 },
+    { maxBytes: PAGE_LIMITS.maxBytes, maxEntries: Math.min(PAGE_LIMITS.maxEntries, through - after) },
+  );
   const last = page.entries.at(-1)?.seq ?? after;
   return {
     kind: "ok",

@@ -100,7 +100,12 @@ export class ForkTables {
   // ---- this stream as a source -------------------------------------------------------------
 
   addRef(forkRef: string, forkPath: string, now: number): void {
-    this.sql.exec("INSERT OR IGNORE INTO stream_fork_refs (fork_ref, fork_path, created_at) VALUES (?, ?, ?)", forkRef, forkPath, now);
+    this.sql.exec(
+      "INSERT OR IGNORE INTO stream_fork_refs (fork_ref, fork_path, created_at) VALUES (?, ?, ?)",
+      forkRef,
+      forkPath,
+      now,
+    );
   }
 
   hasRef(forkRef: string): boolean {
@@ -126,13 +131,17 @@ export class ForkTables {
   // ---- append extents ----------------------------------------------------------------------
 
   recordAppend(first: number, last: number): void {
-    if (last > first) this.sql.exec("INSERT OR REPLACE INTO stream_appends (first_seq, last_seq) VALUES (?, ?)", first, last);
+    if (last > first)
+      this.sql.exec("INSERT OR REPLACE INTO stream_appends (first_seq, last_seq) VALUES (?, ?)", first, last);
   }
 
   /** The last entry of the append that holds entry `seq` (the entry itself when not recorded). */
   appendEnd(seq: number): number {
     const row = this.sql
-      .exec<{ last_seq: number }>("SELECT last_seq FROM stream_appends WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1", seq)
+      .exec<{ last_seq: number }>(
+        "SELECT last_seq FROM stream_appends WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1",
+        seq,
+      )
       .toArray()[0];
     return row && row.last_seq >= seq ? row.last_seq : seq;
   }
@@ -153,7 +162,9 @@ export class ForkTables {
 
   pendingReleases(): PendingRelease[] {
     return this.sql
-      .exec<{ fork_ref: string; tenant: string; source_path: string }>("SELECT fork_ref, tenant, source_path FROM stream_releases ORDER BY queued_at")
+      .exec<{ fork_ref: string; tenant: string; source_path: string }>(
+        "SELECT fork_ref, tenant, source_path FROM stream_releases ORDER BY queued_at",
+      )
       .toArray()
       .map((row) => ({ forkRef: row.fork_ref, tenant: row.tenant, sourcePath: row.source_path }));
   }

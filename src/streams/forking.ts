@@ -18,9 +18,11 @@ export async function createFork(stream: StreamObject, request: CreateRequest, f
   const early = stream.transaction((): CreateResult | null => {
     const now = Date.now();
     const status = stream.status(now);
-    if (status.kind === "gone") return { kind: "conflict", message: "the stream was deleted and is kept until its forks are deleted" };
+    if (status.kind === "gone")
+      return { kind: "conflict", message: "the stream was deleted and is kept until its forks are deleted" };
     if (status.kind === "live") {
-      if (!sameConfig(stream, status.meta, request)) return { kind: "conflict", message: "the stream exists with a different configuration" };
+      if (!sameConfig(stream, status.meta, request))
+        return { kind: "conflict", message: "the stream exists with a different configuration" };
       return { kind: "exists", info: stream.info(status.meta) };
     }
     // A copy left by a restart (nothing runs here now: creations wait for each other).
@@ -30,7 +32,13 @@ export async function createFork(stream: StreamObject, request: CreateRequest, f
       const split = splitBody(request.body, request.contentType, true);
       if (!split.ok) return { kind: "invalid", status: split.status, message: split.message };
     }
-    stream.forks.startLineage({ tenant: request.tenant, sourcePath: fork.sourcePath, forkRef: crypto.randomUUID(), subOffset: fork.subOffset, startedAt: now });
+    stream.forks.startLineage({
+      tenant: request.tenant,
+      sourcePath: fork.sourcePath,
+      forkRef: crypto.randomUUID(),
+      subOffset: fork.subOffset,
+      startedAt: now,
+    });
     return null;
   });
   if (early) return early;
@@ -40,7 +48,13 @@ export async function createFork(stream: StreamObject, request: CreateRequest, f
   const source = stream.sourceStub(request.tenant, fork.sourcePath);
   const giveUp = () => stream.transaction(() => stream.abandonFork(Date.now()));
   try {
-    const begin = await source.forkBegin({ forkRef, forkPath: request.path, offset: fork.offset, subOffset: fork.subOffset, contentType: request.contentType });
+    const begin = await source.forkBegin({
+      forkRef,
+      forkPath: request.path,
+      offset: fork.offset,
+      subOffset: fork.subOffset,
+      contentType: request.contentType,
+    });
     if (begin.kind !== "ok") {
       giveUp();
       return refusal(begin);
@@ -92,7 +106,11 @@ function copyPage(stream: StreamObject, page: Extract<ForkPageResult, { kind: "o
   for (const span of page.appends) stream.forks.recordAppend(span.first, span.last);
 }
 
-function finish(stream: StreamObject, request: CreateRequest, begin: Extract<ForkBeginResult, { kind: "ok" }>): CreateResult {
+function finish(
+  stream: StreamObject,
+  request: CreateRequest,
+  begin: Extract<ForkBeginResult, { kind: "ok" }>,
+): CreateResult {
   const now = Date.now();
   const contentType = request.contentType ?? begin.contentType;
   const split = splitBody(request.body, contentType, true);

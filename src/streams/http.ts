@@ -1,7 +1,13 @@
 import { tenantForKey } from "../auth/api-keys.ts";
 import { looksLikeToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
-import { ANONYMOUS_STREAM_TENANT, ERROR_STATUS, type ErrorCode, errorBody, STREAM_HEADERS as H } from "../protocol/index.ts";
+import {
+  ANONYMOUS_STREAM_TENANT,
+  ERROR_STATUS,
+  type ErrorCode,
+  errorBody,
+  STREAM_HEADERS as H,
+} from "../protocol/index.ts";
 
 /** Headers every stream response carries: CORS (PROTOCOL §10.7 browser safety included). */
 export const BASE_HEADERS: Record<string, string> = {
@@ -43,12 +49,25 @@ export const BASE_HEADERS: Record<string, string> = {
   "cross-origin-resource-policy": "cross-origin",
 };
 
-export function streamResponse(status: number, headers: Record<string, string>, body: BodyInit | null = null): Response {
+export function streamResponse(
+  status: number,
+  headers: Record<string, string>,
+  body: BodyInit | null = null,
+): Response {
   return new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
 }
 
-export function streamError(code: ErrorCode, message: string, headers: Record<string, string> = {}, status?: number): Response {
-  return streamResponse(status ?? ERROR_STATUS[code], { "content-type": "application/json", ...headers }, JSON.stringify(errorBody(code, message)));
+export function streamError(
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+  status?: number,
+): Response {
+  return streamResponse(
+    status ?? ERROR_STATUS[code],
+    { "content-type": "application/json", ...headers },
+    JSON.stringify(errorBody(code, message)),
+  );
 }
 
 /**

@@ -44,7 +44,8 @@ export function parseCreateHeaders(headers: Headers): Parsed<CreateHeaders> {
   if (ttl !== null && expires !== null) return bad("send Stream-TTL or Stream-Expires-At, not both");
   let ttlSeconds: number | null = null;
   if (ttl !== null) {
-    if (!CANONICAL_UINT.test(ttl) || !Number.isSafeInteger(Number(ttl))) return bad("Stream-TTL must be a non-negative integer of seconds");
+    if (!CANONICAL_UINT.test(ttl) || !Number.isSafeInteger(Number(ttl)))
+      return bad("Stream-TTL must be a non-negative integer of seconds");
     ttlSeconds = Number(ttl);
   }
   let expiresAtMs: number | null = null;
@@ -67,7 +68,8 @@ export function parseForkHeaders(headers: Headers, prefix: string): Parsed<ForkH
   const offset = headers.get(H.forkOffset);
   const sub = headers.get(H.forkSubOffset);
   if (from === null) {
-    if (offset !== null || sub !== null) return bad("Stream-Fork-Offset and Stream-Fork-Sub-Offset need Stream-Forked-From");
+    if (offset !== null || sub !== null)
+      return bad("Stream-Fork-Offset and Stream-Fork-Sub-Offset need Stream-Forked-From");
     return ok(null);
   }
   let source = from.trim();
@@ -86,7 +88,8 @@ export function parseForkHeaders(headers: Headers, prefix: string): Parsed<ForkH
   }
   let subOffset = 0;
   if (sub !== null) {
-    if (!CANONICAL_UINT.test(sub) || !Number.isSafeInteger(Number(sub))) return bad("Stream-Fork-Sub-Offset must be a non-negative integer");
+    if (!CANONICAL_UINT.test(sub) || !Number.isSafeInteger(Number(sub)))
+      return bad("Stream-Fork-Sub-Offset must be a non-negative integer");
     subOffset = Number(sub);
   }
   return ok({ sourcePath: path.value, offset: ref, subOffset });
@@ -105,10 +108,13 @@ export function parseAppendHeaders(headers: Headers): Parsed<AppendHeaders> {
   const seq = headers.get(H.producerSeq);
   let producer: ProducerClaim | null = null;
   if (id !== null || epoch !== null || seq !== null) {
-    if (id === null || epoch === null || seq === null) return bad("send Producer-Id, Producer-Epoch and Producer-Seq together");
+    if (id === null || epoch === null || seq === null)
+      return bad("send Producer-Id, Producer-Epoch and Producer-Seq together");
     if (id.trim() === "") return bad("Producer-Id must not be empty");
-    if (!UINT.test(epoch) || !Number.isSafeInteger(Number(epoch))) return bad("Producer-Epoch must be a non-negative integer");
-    if (!UINT.test(seq) || !Number.isSafeInteger(Number(seq))) return bad("Producer-Seq must be a non-negative integer");
+    if (!UINT.test(epoch) || !Number.isSafeInteger(Number(epoch)))
+      return bad("Producer-Epoch must be a non-negative integer");
+    if (!UINT.test(seq) || !Number.isSafeInteger(Number(seq)))
+      return bad("Producer-Seq must be a non-negative integer");
     producer = { producerId: id, epoch: Number(epoch), seq: Number(seq) };
   }
   const rawType = headers.get("content-type");

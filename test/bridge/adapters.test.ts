@@ -16,9 +16,16 @@ async function pendingApproval(runId: string, requestId: string) {
 
 describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
   it("initializes, starts a thread and a turn, round-trips a command approval, and ends with the turn", async () => {
-    const { run, bridge } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "clean up, needs approval"] });
+    const { run, bridge } = await t.startRun({
+      agent: CODEX,
+      extra: ["--adapter", "codex", "--prompt", "clean up, needs approval"],
+    });
     const approval = await pendingApproval(run.id, "codex-0");
-    expect(approval.data).toMatchObject({ method: "item/commandExecution/requestApproval", command: "rm -rf build", turnId: "turn_1" });
+    expect(approval.data).toMatchObject({
+      method: "item/commandExecution/requestApproval",
+      command: "rm -rf build",
+      turnId: "turn_1",
+    });
     await t.api.approve(run.id, "codex-0", "approve");
     expect(await bridge.waitExit()).toBe(0);
 
@@ -50,8 +57,13 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
   });
 
   it("interrupt becomes turn/interrupt; the thread then takes the next input as a new turn", async () => {
-    const { run, bridge } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "wait for interrupt"] });
-    await waitFor("the first turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "turn/started"));
+    const { run, bridge } = await t.startRun({
+      agent: CODEX,
+      extra: ["--adapter", "codex", "--prompt", "wait for interrupt"],
+    });
+    await waitFor("the first turn to start", async () =>
+      (await t.api.runnerEvents(run.id)).some((e) => e.type === "turn/started"),
+    );
     await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
     await waitFor("the turn to end interrupted", async () =>
       (await t.api.runnerEvents(run.id)).some(
@@ -67,7 +79,9 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
       { id: "turn_1", status: "interrupted", items: [], error: null },
       { id: "turn_2", status: "completed", items: [], error: null },
     ]);
-    const deltas = (await t.api.runnerEvents(run.id)).filter((e) => e.type === "item/agentMessage/delta").map((e) => e.data);
+    const deltas = (await t.api.runnerEvents(run.id))
+      .filter((e) => e.type === "item/agentMessage/delta")
+      .map((e) => e.data);
     expect(deltas).toEqual([expect.objectContaining({ delta: "You said: now finish" })]);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
@@ -75,7 +89,12 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
 
 describe("adapters after a takeover", () => {
   it("a codex approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const { run, runnerToken, dir, bridge: first } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "needs approval"] });
+    const {
+      run,
+      runnerToken,
+      dir,
+      bridge: first,
+    } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "needs approval"] });
     await pendingApproval(run.id, "codex-0");
     await first.kill9();
     // The decision is queued while no bridge is connected; the successor learns the JSON-RPC id
@@ -90,14 +109,21 @@ describe("adapters after a takeover", () => {
       "rb-turn-prompt",
     ]);
     expect(events.filter((e) => e.type === "turn/completed")).toHaveLength(1);
-    expect(events.find((e) => e.type === "item/agentMessage/delta")?.data).toMatchObject({ delta: "Removed the build directory." });
+    expect(events.find((e) => e.type === "item/agentMessage/delta")?.data).toMatchObject({
+      delta: "Removed the build directory.",
+    });
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("succeeded");
     expect(final.epoch).toBe(2);
   });
 
   it("a claude-code approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const { run, runnerToken, dir, bridge: first } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
+    const {
+      run,
+      runnerToken,
+      dir,
+      bridge: first,
+    } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
     await pendingApproval(run.id, "perm-1");
     await first.kill9();
     await t.api.approve(run.id, "perm-1", "approve");
@@ -105,8 +131,18 @@ describe("adapters after a takeover", () => {
     expect(await successor.waitExit()).toBe(0);
     const events = await t.api.runnerEvents(run.id);
     // One handshake and one prompt (from the first bridge), one tool result: nothing repeated.
-    expect(events.map((e) => e.type)).toEqual(["control_response", "system", "assistant", "approval.requested", "user", "assistant", "result"]);
-    expect(events[4]?.data).toMatchObject({ message: { content: [{ type: "tool_result", content: "ran: rm -rf build" }] } });
+    expect(events.map((e) => e.type)).toEqual([
+      "control_response",
+      "system",
+      "assistant",
+      "approval.requested",
+      "user",
+      "assistant",
+      "result",
+    ]);
+    expect(events[4]?.data).toMatchObject({
+      message: { content: [{ type: "tool_result", content: "ran: rm -rf build" }] },
+    });
     const final = await t.api.getRun(run.id);
     expect(final).toMatchObject({ status: "succeeded", epoch: 2 });
   });
@@ -114,7 +150,10 @@ describe("adapters after a takeover", () => {
 
 describe("the claude-code adapter (stream-json in and out)", () => {
   it("sends the prompt, turns can_use_tool into an approval, answers it, and ends with the result", async () => {
-    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "clean up, needs approval"] });
+    const { run, bridge } = await t.startRun({
+      agent: CLAUDE,
+      extra: ["--adapter", "claude-code", "--prompt", "clean up, needs approval"],
+    });
     const approval = await pendingApproval(run.id, "perm-1");
     expect(approval.data).toMatchObject({ toolName: "Bash", input: { command: "rm -rf build" } });
     await t.api.approve(run.id, "perm-1", "approve");
@@ -138,7 +177,10 @@ describe("the claude-code adapter (stream-json in and out)", () => {
   });
 
   it("a denied tool reaches the agent as a deny with the reason", async () => {
-    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
+    const { run, bridge } = await t.startRun({
+      agent: CLAUDE,
+      extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
+    });
     await pendingApproval(run.id, "perm-1");
     await t.api.approve(run.id, "perm-1", "deny", "not today");
     expect(await bridge.waitExit()).toBe(0);
@@ -149,13 +191,20 @@ describe("the claude-code adapter (stream-json in and out)", () => {
   });
 
   it("interrupt reaches the agent as one interrupt control request, and the interrupted result fails the run", async () => {
-    const { run, bridge } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "wait for interrupt"] });
-    await waitFor("the turn to start", async () => (await t.api.runnerEvents(run.id)).some((e) => e.type === "assistant"));
+    const { run, bridge } = await t.startRun({
+      agent: CLAUDE,
+      extra: ["--adapter", "claude-code", "--prompt", "wait for interrupt"],
+    });
+    await waitFor("the turn to start", async () =>
+      (await t.api.runnerEvents(run.id)).some((e) => e.type === "assistant"),
+    );
     await t.api.command(run.id, { commandId: "stop-1", type: "interrupt" });
     expect(await bridge.waitExit()).toBe(0);
     const events = await t.api.runnerEvents(run.id);
     const interruptAcks = events.filter(
-      (e) => e.type === "control_response" && (e.data as { response: { request_id: string } }).response.request_id === "rb-stop-1",
+      (e) =>
+        e.type === "control_response" &&
+        (e.data as { response: { request_id: string } }).response.request_id === "rb-stop-1",
     );
     expect(interruptAcks).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: "result", data: { is_error: true, result: "Interrupted." } });

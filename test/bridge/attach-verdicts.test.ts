@@ -21,7 +21,9 @@ describe("7. attach preflight verdicts", () => {
       exp: Date.now() + 3_600_000,
     });
     const started = Date.now();
-    const bridge = t.bridge(attachArgs({ edge: t.edge.url, runId, token, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }));
+    const bridge = t.bridge(
+      attachArgs({ edge: t.edge.url, runId, token, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }),
+    );
     expect(await bridge.waitExit(LONG_WAIT)).toBe(3);
     expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
     expect(bridge.stderr()).toContain("unknown-run");
@@ -33,7 +35,13 @@ describe("7. attach preflight verdicts", () => {
     await waitFor("the queued run to be cancelled", async () => (await t.api.getRun(run.id)).status === "cancelled");
     const started = Date.now();
     const bridge = t.bridge(
-      attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }),
+      attachArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir: t.runDir(),
+        extra: ["--wait-ms", String(LONG_WAIT)],
+      }),
     );
     expect(await bridge.waitExit(LONG_WAIT)).toBe(4);
     expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
@@ -44,7 +52,9 @@ describe("7. attach preflight verdicts", () => {
     const { run, runnerToken } = await t.api.createRun();
     const dir = t.runDir();
     const started = Date.now();
-    const bridge = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, extra: ["--wait-ms", "1500"] }));
+    const bridge = t.bridge(
+      attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, extra: ["--wait-ms", "1500"] }),
+    );
     expect(await bridge.waitExit(LONG_WAIT)).toBe(5);
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(1500);

@@ -26,7 +26,9 @@ describe("5. commands are applied once", () => {
     expect(inbox.read().map((e) => e.commandId)).toEqual(["cmd-hello"]);
     await waitFor("the agent to receive the command", () => journalLines(dir).length === 2);
     const events = await t.api.events(run.id);
-    expect(events.some((e) => e.type === "command.acked" && (e.data as { commandId?: string }).commandId === "cmd-hello")).toBe(false);
+    expect(
+      events.some((e) => e.type === "command.acked" && (e.data as { commandId?: string }).commandId === "cmd-hello"),
+    ).toBe(false);
 
     const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
     await waitFor("the successor to ack the predecessor's command as applied", async () =>
@@ -43,8 +45,16 @@ describe("5. commands are applied once", () => {
     expect(await successor.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
       { sourceSeq: 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: "ready" } },
-      { sourceSeq: 2, type: "agent.received", data: { line: { type: "input", text: "hello", commandId: "cmd-hello" } } },
-      { sourceSeq: 3, type: "agent.received", data: { line: { type: "input", text: "finish", commandId: "cmd-finish" } } },
+      {
+        sourceSeq: 2,
+        type: "agent.received",
+        data: { line: { type: "input", text: "hello", commandId: "cmd-hello" } },
+      },
+      {
+        sourceSeq: 3,
+        type: "agent.received",
+        data: { line: { type: "input", text: "finish", commandId: "cmd-finish" } },
+      },
     ]);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });

@@ -9,7 +9,7 @@ import { tempDir } from "./harness/bridge.ts";
 describe("the journal reader", () => {
   it("numbers complete lines from 1 and holds back a torn last line until it is finished", () => {
     const file = path.join(tempDir("journal-"), "journal.ndjson");
-    fs.writeFileSync(file, "one\n{\"type\":\"x\"}\npart");
+    fs.writeFileSync(file, 'one\n{"type":"x"}\npart');
     const reader = new JournalReader(file, "nonce-1");
     expect(reader.read(100)).toEqual([
       { lineNo: 1, text: "one" },

@@ -25,11 +25,16 @@ describe("4. the connection is cut under the bridge", () => {
       if (phase > 0) steps.push({ waitFile: gates[phase - 1] });
       for (let i = 1; i <= PER_PHASE; i++) steps.push({ out: `phase ${phase} line ${i}` });
     }
-    const bridge = t.bridge(runArgs({ edge: proxy.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }));
+    const bridge = t.bridge(
+      runArgs({ edge: proxy.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }),
+    );
 
     for (let phase = 0; phase < PHASES - 1; phase++) {
       const stored = (phase + 1) * PER_PHASE;
-      await waitFor(`${stored} events stored before cut ${phase + 1}`, async () => (await t.api.runnerEvents(run.id)).length === stored);
+      await waitFor(
+        `${stored} events stored before cut ${phase + 1}`,
+        async () => (await t.api.runnerEvents(run.id)).length === stored,
+      );
       const before = proxy.connections();
       const cut = proxy.cutAll();
       expect(cut).toBeGreaterThan(0);
@@ -42,7 +47,11 @@ describe("4. the connection is cut under the bridge", () => {
     const expected = [];
     for (let phase = 0; phase < PHASES; phase++) {
       for (let i = 1; i <= PER_PHASE; i++) {
-        expected.push({ sourceSeq: phase * PER_PHASE + i, type: "TEXT_MESSAGE_CONTENT", data: { delta: `phase ${phase} line ${i}` } });
+        expected.push({
+          sourceSeq: phase * PER_PHASE + i,
+          type: "TEXT_MESSAGE_CONTENT",
+          data: { delta: `phase ${phase} line ${i}` },
+        });
       }
     }
     expect(await t.api.runnerEvents(run.id)).toEqual(expected);

@@ -30,7 +30,12 @@ describe("packing runner-bridge on its own", () => {
     expect(tarball, `npm pack left no tarball in ${out}`).toBeDefined();
     execFileSync("tar", ["-xzf", path.join(out, tarball as string), "-C", out]);
     const unpacked = path.join(out, "package");
-    expect(filesUnder(unpacked)).toEqual(["bin/runner-bridge.mjs", "dist/cli.mjs", "dist/supervisor.mjs", "package.json"]);
+    expect(filesUnder(unpacked)).toEqual([
+      "bin/runner-bridge.mjs",
+      "dist/cli.mjs",
+      "dist/supervisor.mjs",
+      "package.json",
+    ]);
     // The shared protocol is bundled in, not imported from a repository that is not there.
     expect(fs.readFileSync(path.join(unpacked, "dist/cli.mjs"), "utf8")).not.toMatch(/from\s+["'][^"']*src\/protocol/);
     const manifest = JSON.parse(fs.readFileSync(path.join(unpacked, "package.json"), "utf8"));
@@ -42,7 +47,13 @@ describe("packing runner-bridge on its own", () => {
     const { run, runnerToken } = await t.api.createRun();
     const lines = ['{"type":"RUN_STARTED"}', "packed and running", '{"type":"RUN_FINISHED"}'];
     const bridge = t.bridge(
-      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir: t.runDir(), agent: t.agent(lines.map((line) => ({ out: line }))) }),
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir: t.runDir(),
+        agent: t.agent(lines.map((line) => ({ out: line }))),
+      }),
       { bin: path.join(unpacked, "bin/runner-bridge.mjs") },
     );
     expect(await bridge.waitExit()).toBe(0);

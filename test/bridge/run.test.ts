@@ -25,7 +25,13 @@ describe("1. a full run", () => {
       '{"type":"RUN_FINISHED"}',
     ];
     const bridge = t.bridge(
-      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: t.agent(output.map((out) => ({ out }))) }),
+      runArgs({
+        edge: t.edge.url,
+        runId: run.id,
+        token: runnerToken,
+        dir,
+        agent: t.agent(output.map((out) => ({ out }))),
+      }),
     );
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
@@ -47,7 +53,9 @@ describe("1. a full run", () => {
   });
 
   it("reports a non-zero exit as failed with the tail of the agent's stderr", async () => {
-    const { run, bridge } = await t.startRun({ agent: t.agent([{ out: "working" }, { stderr: "fatal: disk on fire" }, { exit: 3 }]) });
+    const { run, bridge } = await t.startRun({
+      agent: t.agent([{ out: "working" }, { stderr: "fatal: disk on fire" }, { exit: 3 }]),
+    });
     expect(await bridge.waitExit()).toBe(0);
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("failed");
@@ -66,7 +74,9 @@ describe("large output", () => {
     const dir = t.runDir();
     const huge = "x".repeat(300_000);
     const steps = [{ out: huge }, ...Array.from({ length: 1200 }, (_, i) => ({ out: `{"type":"tick","i":${i}}` }))];
-    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }));
+    const bridge = t.bridge(
+      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }),
+    );
     expect(await bridge.waitExit()).toBe(0);
     const events = await t.api.runnerEvents(run.id);
     expect(events).toHaveLength(1201);
@@ -75,7 +85,9 @@ describe("large output", () => {
       type: "TEXT_MESSAGE_CONTENT",
       data: { delta: huge.slice(0, 256 * 1024), truncated: true, length: 300_000 },
     });
-    expect(events.slice(1)).toEqual(Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 2, type: "tick", data: { i } })));
+    expect(events.slice(1)).toEqual(
+      Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 2, type: "tick", data: { i } })),
+    );
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
 });

@@ -32,7 +32,13 @@ function launch(steps: unknown[]) {
 
 describe("the supervisor", () => {
   it("journals the agent's stdout, terminates a torn last line and appends the exit sentinel", async () => {
-    const run = launch([{ out: "a" }, { out: '{"type":"t","n":1}' }, { stderr: "oops" }, { outRaw: "torn" }, { exit: 7 }]);
+    const run = launch([
+      { out: "a" },
+      { out: '{"type":"t","n":1}' },
+      { stderr: "oops" },
+      { outRaw: "torn" },
+      { exit: 7 },
+    ]);
     const text = await waitFor("the exit sentinel in the journal", () => {
       const t = run.journal();
       return t.includes("__runnerBridgeExit") ? t : null;
@@ -62,7 +68,10 @@ describe("the supervisor", () => {
     const pidFile = path.join(tempDir("tree-"), "pids");
     const run = launch([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]);
     const [agentPid, grandchildPid] = (
-      await waitFor("the agent to record its grandchild", () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8"))
+      await waitFor(
+        "the agent to record its grandchild",
+        () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8"),
+      )
     )
       .split(" ")
       .map(Number) as [number, number];
@@ -72,7 +81,10 @@ describe("the supervisor", () => {
     expect(groupAlive(agentPid)).toBe(false);
     expect(alive(grandchildPid)).toBe(false);
     const sentinel = await waitFor("the sentinel after the kill", () =>
-      run.journal().split("\n").find((l) => l.includes("__runnerBridgeExit")),
+      run
+        .journal()
+        .split("\n")
+        .find((l) => l.includes("__runnerBridgeExit")),
     );
     expect(JSON.parse(sentinel).__runnerBridgeExit.signal).toBe("SIGTERM");
   });

@@ -35,7 +35,9 @@ describe("2. takeover after the bridge is killed", () => {
     const dir = t.runDir();
     const paused = marker("paused");
     const go = marker("go");
-    const first = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }));
+    const first = t.bridge(
+      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }),
+    );
     await waitFor("the first three events to be stored", async () => (await t.api.runnerEvents(run.id)).length === 3);
     await waitFor("the agent to pause", () => fs.existsSync(paused));
 
@@ -62,7 +64,9 @@ describe("3. two bridges at once", () => {
     const dir = t.runDir();
     const paused = marker("paused");
     const go = marker("go");
-    const earlier = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }));
+    const earlier = t.bridge(
+      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }),
+    );
     await waitFor("the first three events to be stored", async () => (await t.api.runnerEvents(run.id)).length === 3);
     await waitFor("the agent to pause", () => fs.existsSync(paused));
 
@@ -80,7 +84,9 @@ describe("3. two bridges at once", () => {
     const afterClaim = events.filter((e) => e.seq > (claim2?.seq ?? 0));
     expect(afterClaim.every((e) => e.epoch === 2)).toBe(true);
     expect(afterClaim.map((e) => e.type)).not.toContain("error");
-    expect(events.filter((e) => e.source === "runner").map((e) => ({ sourceSeq: e.sourceSeq, type: e.type, data: e.data }))).toEqual(SIX);
+    expect(
+      events.filter((e) => e.source === "runner").map((e) => ({ sourceSeq: e.sourceSeq, type: e.type, data: e.data })),
+    ).toEqual(SIX);
     expect(events.find((e) => e.type === "run.finished")?.epoch).toBe(2); // terminalized by the later bridge
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("succeeded");

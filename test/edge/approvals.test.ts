@@ -22,15 +22,37 @@ describe("approvals", () => {
     const { run, runner } = await runWaitingOnApproval();
     const waiting = await getRun(run.id);
     expect(waiting.status).toBe("waiting");
-    expect(waiting.pendingApprovals).toMatchObject([{ requestId: "req-1", state: "pending", requestedSeq: 4, data: { tool: "shell" } }]);
+    expect(waiting.pendingApprovals).toMatchObject([
+      { requestId: "req-1", state: "pending", requestedSeq: 4, data: { tool: "shell" } },
+    ]);
     const resolved = await json(await approve(run.id, "req-1", { decision: "approve", reason: "looks fine" }), 201);
-    expect(resolved.approval).toMatchObject({ requestId: "req-1", state: "approved", decision: "approve", reason: "looks fine" });
-    expect(await runner.next("command")).toMatchObject({ kind: "approval", requestId: "req-1", decision: "approve", reason: "looks fine" });
+    expect(resolved.approval).toMatchObject({
+      requestId: "req-1",
+      state: "approved",
+      decision: "approve",
+      reason: "looks fine",
+    });
+    expect(await runner.next("command")).toMatchObject({
+      kind: "approval",
+      requestId: "req-1",
+      decision: "approve",
+      reason: "looks fine",
+    });
     expect(await getRun(run.id)).toMatchObject({ status: "running", pendingApprovals: [] });
     const tail = (await allEvents(run.id)).slice(-2);
     expect(tail.map((e) => [e.type, e.data])).toEqual([
       ["approval.resolved", { requestId: "req-1", decision: "approve", reason: "looks fine" }],
-      ["command.queued", { commandId: "~approval:req-1", controllerSeq: 1, type: "approval", requestId: "req-1", decision: "approve", reason: "looks fine" }],
+      [
+        "command.queued",
+        {
+          commandId: "~approval:req-1",
+          controllerSeq: 1,
+          type: "approval",
+          requestId: "req-1",
+          decision: "approve",
+          reason: "looks fine",
+        },
+      ],
     ]);
   });
 
@@ -49,7 +71,12 @@ describe("approvals", () => {
     await advance(run.id, 60_000);
     const expired = (await allEvents(run.id)).filter((e) => e.type === "approval.expired");
     expect(expired.map((e) => e.data)).toEqual([{ requestId: "req-1", decision: "deny", reason: "approval_timeout" }]);
-    expect(await runner.next("command")).toMatchObject({ kind: "approval", requestId: "req-1", decision: "deny", reason: "approval_timeout" });
+    expect(await runner.next("command")).toMatchObject({
+      kind: "approval",
+      requestId: "req-1",
+      decision: "deny",
+      reason: "approval_timeout",
+    });
     expect(await getRun(run.id)).toMatchObject({ status: "running", pendingApprovals: [] });
     expect((await json(await approve(run.id, "req-1", { decision: "approve" }), 409)).error.code).toBe("stale");
   });

@@ -22,9 +22,17 @@ describe("run tokens", () => {
   it("a runner token cannot call the API", async () => {
     const { run, runnerToken } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}`, { key: runnerToken }), 403)).error.code).toBe("forbidden");
-    expect((await json(await call(`/v1/runs/${run.id}/events`, { key: runnerToken }), 403)).error.code).toBe("forbidden");
-    expect((await json(await call("/v1/runs", { method: "POST", json: {}, key: runnerToken }), 403)).error.code).toBe("forbidden");
-    const commands = await call(`/v1/runs/${run.id}/commands`, { method: "POST", json: { commandId: "c", type: "interrupt" }, key: runnerToken });
+    expect((await json(await call(`/v1/runs/${run.id}/events`, { key: runnerToken }), 403)).error.code).toBe(
+      "forbidden",
+    );
+    expect((await json(await call("/v1/runs", { method: "POST", json: {}, key: runnerToken }), 403)).error.code).toBe(
+      "forbidden",
+    );
+    const commands = await call(`/v1/runs/${run.id}/commands`, {
+      method: "POST",
+      json: { commandId: "c", type: "interrupt" },
+      key: runnerToken,
+    });
     expect((await json(commands, 403)).error.code).toBe("forbidden");
   });
 
@@ -32,27 +40,52 @@ describe("run tokens", () => {
     const { run, viewerToken } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}`, { key: viewerToken }), 200)).id).toBe(run.id);
     expect((await json(await call(`/v1/runs/${run.id}/events`, { key: viewerToken }), 200)).events).toHaveLength(1);
-    const denied = await call(`/v1/runs/${run.id}/commands`, { method: "POST", json: { commandId: "c", type: "interrupt" }, key: viewerToken });
+    const denied = await call(`/v1/runs/${run.id}/commands`, {
+      method: "POST",
+      json: { commandId: "c", type: "interrupt" },
+      key: viewerToken,
+    });
     expect((await json(denied, 403)).error.code).toBe("forbidden");
-    expect((await json(await call(`/v1/runs/${run.id}`, { method: "DELETE", key: viewerToken }), 403)).error.code).toBe("forbidden");
-    const minted = await json(await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }), 201);
-    const allowed = await call(`/v1/runs/${run.id}/commands`, { method: "POST", json: { commandId: "c", type: "interrupt" }, key: minted.token });
+    expect((await json(await call(`/v1/runs/${run.id}`, { method: "DELETE", key: viewerToken }), 403)).error.code).toBe(
+      "forbidden",
+    );
+    const minted = await json(
+      await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }),
+      201,
+    );
+    const allowed = await call(`/v1/runs/${run.id}/commands`, {
+      method: "POST",
+      json: { commandId: "c", type: "interrupt" },
+      key: minted.token,
+    });
     expect((await json(allowed, 201)).command.commandId).toBe("c");
-    const noMinting = await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer" }, key: minted.token });
+    const noMinting = await call(`/v1/runs/${run.id}/tokens`, {
+      method: "POST",
+      json: { role: "viewer" },
+      key: minted.token,
+    });
     expect((await json(noMinting, 403)).error.code).toBe("forbidden");
   });
 
   it("a viewer token for one run cannot read another", async () => {
     const first = await createRun();
     const second = await createRun();
-    expect((await json(await call(`/v1/runs/${second.run.id}`, { key: first.viewerToken }), 403)).error.code).toBe("forbidden");
+    expect((await json(await call(`/v1/runs/${second.run.id}`, { key: first.viewerToken }), 403)).error.code).toBe(
+      "forbidden",
+    );
   });
 
   it("a viewer token cannot attach as a runner, nor a runner token as a viewer", async () => {
     const { run, runnerToken, viewerToken } = await createRun();
-    const asRunner = await call(`/v1/runs/${run.id}/runner?token=${viewerToken}`, { headers: { upgrade: "websocket" }, key: null });
+    const asRunner = await call(`/v1/runs/${run.id}/runner?token=${viewerToken}`, {
+      headers: { upgrade: "websocket" },
+      key: null,
+    });
     expect(asRunner.status).toBe(403);
-    const asViewer = await call(`/v1/runs/${run.id}/watch?token=${runnerToken}`, { headers: { upgrade: "websocket" }, key: null });
+    const asViewer = await call(`/v1/runs/${run.id}/watch?token=${runnerToken}`, {
+      headers: { upgrade: "websocket" },
+      key: null,
+    });
     expect(asViewer.status).toBe(403);
     const apiKeyAsRunner = await call(`/v1/runs/${run.id}/runner`, { headers: { upgrade: "websocket" } });
     expect(apiKeyAsRunner.status).toBe(403);
@@ -69,14 +102,20 @@ describe("run tokens", () => {
     expect((await json(await call(`/v1/runs/${run.id}`, { key: tampered }), 401)).error.message).toBe("invalid token");
     const forged = await signToken("some-other-secret", { ...claims, interact: true, exp: Date.now() + 60_000 });
     expect((await json(await call(`/v1/runs/${run.id}`, { key: forged }), 401)).error.code).toBe("unauthorized");
-    const expiredSocket = await call(`/v1/runs/${run.id}/watch?token=${expired}`, { headers: { upgrade: "websocket" }, key: null });
+    const expiredSocket = await call(`/v1/runs/${run.id}/watch?token=${expired}`, {
+      headers: { upgrade: "websocket" },
+      key: null,
+    });
     expect(expiredSocket.status).toBe(401);
   });
 
   it("a minted token carries the requested lifetime", async () => {
     const { run } = await createRun();
     const before = Date.now();
-    const minted = await json(await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "runner", ttlMs: 5_000 } }), 201);
+    const minted = await json(
+      await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "runner", ttlMs: 5_000 } }),
+      201,
+    );
     const after = Date.now();
     const claims = JSON.parse(atob(minted.token.split(".")[1].replaceAll("-", "+").replaceAll("_", "/")));
     expect(claims).toMatchObject({ tenant: "tenant-a", runId: run.id, role: "runner", interact: false });
@@ -91,6 +130,8 @@ describe("run tokens", () => {
     const { run, viewerToken } = await createRun();
     const viewer = await openSocket(`/v1/runs/${run.id}/watch`, viewerToken);
     expect(await viewer.next("status")).toEqual({ type: "status", status: "queued" });
-    expect((await json(await call(`/v1/runs/${run.id}?token=${viewerToken}`, { key: null }), 401)).error.code).toBe("unauthorized");
+    expect((await json(await call(`/v1/runs/${run.id}?token=${viewerToken}`, { key: null }), 401)).error.code).toBe(
+      "unauthorized",
+    );
   });
 });

@@ -8,7 +8,13 @@ describe("commands", () => {
   it("are idempotent by commandId and refuse the same id with a different body", async () => {
     const { run } = await createRun();
     const created = await json(await post(run.id, { commandId: "in-1", type: "input", text: "hello" }), 201);
-    expect(created.command).toMatchObject({ commandId: "in-1", controllerSeq: 1, type: "input", text: "hello", state: "queued" });
+    expect(created.command).toMatchObject({
+      commandId: "in-1",
+      controllerSeq: 1,
+      type: "input",
+      text: "hello",
+      state: "queued",
+    });
     const repeat = await json(await post(run.id, { commandId: "in-1", type: "input", text: "hello" }), 200);
     expect(repeat.command).toEqual(created.command);
     const conflict = await json(await post(run.id, { commandId: "in-1", type: "input", text: "bye" }), 409);
@@ -18,7 +24,12 @@ describe("commands", () => {
 
   it("rejects malformed commands with 422 and stores nothing", async () => {
     const { run } = await createRun();
-    for (const body of [{ commandId: "x", type: "input" }, { commandId: "", type: "interrupt" }, { commandId: "x", type: "explode" }, { type: "interrupt" }]) {
+    for (const body of [
+      { commandId: "x", type: "input" },
+      { commandId: "", type: "interrupt" },
+      { commandId: "x", type: "explode" },
+      { type: "interrupt" },
+    ]) {
       expect((await json(await post(run.id, body), 422)).error.code).toBe("invalid_body");
     }
     expect(await allEvents(run.id)).toHaveLength(1);
@@ -28,7 +39,9 @@ describe("commands", () => {
     const { run, runnerToken } = await createRun();
     await json(await post(run.id, { commandId: "early", type: "input", text: "first" }), 201);
     const { runner, claimed, epoch } = await claim(run.id, runnerToken);
-    expect(claimed.commands).toEqual([{ type: "command", controllerSeq: 1, commandId: "early", kind: "input", state: "queued", text: "first" }]);
+    expect(claimed.commands).toEqual([
+      { type: "command", controllerSeq: 1, commandId: "early", kind: "input", state: "queued", text: "first" },
+    ]);
     runner.send({ type: "commandAck", epoch, controllerSeq: 1, commandId: "early", state: "applied" });
     await runner.settle();
     const repeat = await json(await post(run.id, { commandId: "early", type: "input", text: "first" }), 200);
@@ -42,7 +55,13 @@ describe("commands", () => {
     const { runner } = await claim(run.id, runnerToken);
     const created = await json(await post(run.id, { commandId: "live", type: "interrupt" }), 201);
     expect(created.command.state).toBe("delivered");
-    expect(await runner.next("command")).toEqual({ type: "command", controllerSeq: 1, commandId: "live", kind: "interrupt", state: "delivered" });
+    expect(await runner.next("command")).toEqual({
+      type: "command",
+      controllerSeq: 1,
+      commandId: "live",
+      kind: "interrupt",
+      state: "delivered",
+    });
   });
 
   it("delivered but unacked before a takeover, they come back as unknown and are re-sent on every claim", async () => {
@@ -52,13 +71,28 @@ describe("commands", () => {
     await first.runner.next("command");
     const second = await claim(run.id, runnerToken, "second");
     expect(second.claimed.commands).toEqual([
-      { type: "command", controllerSeq: 1, commandId: "maybe-ran", kind: "input", state: "unknown", text: "rm -rf build" },
+      {
+        type: "command",
+        controllerSeq: 1,
+        commandId: "maybe-ran",
+        kind: "input",
+        state: "unknown",
+        text: "rm -rf build",
+      },
     ]);
     const record = await json(await post(run.id, { commandId: "maybe-ran", type: "input", text: "rm -rf build" }), 200);
     expect(record.command.state).toBe("unknown");
     const third = await claim(run.id, runnerToken, "third");
-    expect(third.claimed.commands.map((c: { commandId: string; state: string }) => [c.commandId, c.state])).toEqual([["maybe-ran", "unknown"]]);
-    third.runner.send({ type: "commandAck", epoch: third.epoch, controllerSeq: 1, commandId: "maybe-ran", state: "applied" });
+    expect(third.claimed.commands.map((c: { commandId: string; state: string }) => [c.commandId, c.state])).toEqual([
+      ["maybe-ran", "unknown"],
+    ]);
+    third.runner.send({
+      type: "commandAck",
+      epoch: third.epoch,
+      controllerSeq: 1,
+      commandId: "maybe-ran",
+      state: "applied",
+    });
     await third.runner.settle();
     const fourth = await claim(run.id, runnerToken, "fourth");
     expect(fourth.claimed.commands).toEqual([]);
@@ -82,7 +116,9 @@ describe("commands", () => {
     const { runner, epoch } = await claim(run.id, runnerToken);
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
-    expect((await json(await post(run.id, { commandId: "late", type: "interrupt" }), 409)).error.code).toBe("terminal_run");
+    expect((await json(await post(run.id, { commandId: "late", type: "interrupt" }), 409)).error.code).toBe(
+      "terminal_run",
+    );
   });
 });
 
@@ -99,14 +135,26 @@ describe("cancel", () => {
   it("with a runner attached, sends it a cancel and waits for its outcome", async () => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);
-    const response = await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST", json: { reason: "user asked" } }), 202);
+    const response = await json(
+      await call(`/v1/runs/${run.id}/cancel`, { method: "POST", json: { reason: "user asked" } }),
+      202,
+    );
     expect(response.run.status).toBe("running");
     const command = await runner.next("command");
     expect(command).toMatchObject({ kind: "cancel", commandId: "~cancel", reason: "user asked" });
-    runner.send({ type: "commandAck", epoch, controllerSeq: command.controllerSeq, commandId: command.commandId, state: "applied" });
+    runner.send({
+      type: "commandAck",
+      epoch,
+      controllerSeq: command.controllerSeq,
+      commandId: command.commandId,
+      state: "applied",
+    });
     runner.send({ type: "complete", epoch, outcome: { status: "cancelled", exitCode: 143 } });
     await runner.next("completed");
-    expect(await getRun(run.id)).toMatchObject({ status: "cancelled", outcome: { status: "cancelled", exitCode: 143 } });
+    expect(await getRun(run.id)).toMatchObject({
+      status: "cancelled",
+      outcome: { status: "cancelled", exitCode: 143 },
+    });
   });
 
   it("a finished run cannot be cancelled", async () => {
@@ -114,6 +162,8 @@ describe("cancel", () => {
     const { runner, epoch } = await claim(run.id, runnerToken);
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
-    expect((await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 409)).error.code).toBe("terminal_run");
+    expect((await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 409)).error.code).toBe(
+      "terminal_run",
+    );
   });
 });

@@ -9,7 +9,13 @@ describe("state survives eviction", () => {
     const { runner, epoch } = await claim(run.id, runnerToken);
     runner.send({ type: "events", epoch, events: [1, 2, 3].map((n) => agentEvent(n)) });
     await runner.next("ack");
-    await json(await call(`/v1/runs/${run.id}/commands`, { method: "POST", json: { commandId: "keep", type: "input", text: "x" } }), 201);
+    await json(
+      await call(`/v1/runs/${run.id}/commands`, {
+        method: "POST",
+        json: { commandId: "keep", type: "input", text: "x" },
+      }),
+      201,
+    );
     const before = { log: await allEvents(run.id), run: await getRun(run.id) };
 
     await evictDurableObject(runObject(run.id), { webSockets: "close" });
@@ -19,7 +25,9 @@ describe("state survives eviction", () => {
     expect(after).toMatchObject({ epoch: 1, lastSeq: before.run.lastSeq, highestSourceSeq: 3, status: "running" });
     const successor = await claim(run.id, runnerToken, "after-eviction");
     expect(successor.claimed).toMatchObject({ epoch: 2, ackedSourceSeq: 3 });
-    expect(successor.claimed.commands.map((c: { commandId: string; state: string }) => [c.commandId, c.state])).toEqual([["keep", "unknown"]]);
+    expect(successor.claimed.commands.map((c: { commandId: string; state: string }) => [c.commandId, c.state])).toEqual(
+      [["keep", "unknown"]],
+    );
   });
 
   it("hibernated sockets keep working after eviction", async () => {

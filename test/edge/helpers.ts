@@ -10,11 +10,14 @@ export const DAY = 24 * 60 * 60 * 1000;
 
 const worker = (exports as unknown as { default: Fetcher }).default;
 
-export function call(path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<Response> {
+export function call(
+  path: string,
+  init: RequestInit & { key?: string | null; json?: unknown } = {},
+): Promise<Response> {
   const headers = new Headers(init.headers);
   const key = init.key === undefined ? KEY_A : init.key;
   if (key !== null) headers.set("authorization", `Bearer ${key}`);
-  let body = init.body;
+  let body = init.body ?? null;
   if (init.json !== undefined) {
     body = JSON.stringify(init.json);
     headers.set("content-type", "application/json");
@@ -43,7 +46,10 @@ export interface CreatedRun {
 }
 
 export async function createRun(body: Record<string, unknown> = {}, key = KEY_A): Promise<CreatedRun> {
-  return json<CreatedRun>(await call("/v1/runs", { method: "POST", json: { runId: uniqueRunId(), ...body }, key }), 201);
+  return json<CreatedRun>(
+    await call("/v1/runs", { method: "POST", json: { runId: uniqueRunId(), ...body }, key }),
+    201,
+  );
 }
 
 export async function getRun(runId: string, key = KEY_A): Promise<RunRecord> {
@@ -94,6 +100,8 @@ export async function advance(runId: string, ms: number): Promise<void> {
 
 export async function timers(runId: string): Promise<Array<{ kind: string; ref: string; due_at: number }>> {
   return runInDurableObject(runObject(runId), (_instance, state) =>
-    state.storage.sql.exec<{ kind: string; ref: string; due_at: number }>("SELECT kind, ref, due_at FROM timers ORDER BY kind").toArray(),
+    state.storage.sql
+      .exec<{ kind: string; ref: string; due_at: number }>("SELECT kind, ref, due_at FROM timers ORDER BY kind")
+      .toArray(),
   );
 }

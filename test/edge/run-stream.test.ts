@@ -38,15 +38,22 @@ describe("a run's log as a Durable Streams stream", () => {
   it("refuses offsets it never issued, writes, runner tokens, other tenants, and unknown or purged runs", async () => {
     const { run, runnerToken } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}/stream?offset=banana`), 400)).error.code).toBe("invalid_query");
-    expect((await json(await call(`/v1/runs/${run.id}/stream?offset=0000000000000009_0000000000000001`), 400)).error.code).toBe("invalid_query");
+    expect(
+      (await json(await call(`/v1/runs/${run.id}/stream?offset=0000000000000009_0000000000000001`), 400)).error.code,
+    ).toBe("invalid_query");
     const post = await call(`/v1/runs/${run.id}/stream`, { method: "POST", body: "[1]" });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
-    expect((await json(await call(`/v1/runs/${run.id}/stream`, { key: runnerToken }), 403)).error.code).toBe("forbidden");
+    expect((await json(await call(`/v1/runs/${run.id}/stream`, { key: runnerToken }), 403)).error.code).toBe(
+      "forbidden",
+    );
     expect((await json(await call(`/v1/runs/${run.id}/stream`, { key: "key-b" }), 404)).error.code).toBe("not_found");
     expect((await json(await call(`/v1/runs/${uniqueRunId()}/stream`), 404)).error.code).toBe("not_found");
     await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
     await json(await call(`/v1/runs/${run.id}`, { method: "DELETE" }), 200);
-    expect(await json(await call(`/v1/runs/${run.id}/stream`), 410)).toMatchObject({ error: { code: "gone" }, status: "cancelled" });
+    expect(await json(await call(`/v1/runs/${run.id}/stream`), 410)).toMatchObject({
+      error: { code: "gone" },
+      status: "cancelled",
+    });
   });
 });

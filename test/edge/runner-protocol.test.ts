@@ -14,7 +14,11 @@ describe("claims", () => {
     expect(second.claimed).toMatchObject({ epoch: 2, ackedSourceSeq: 2 });
     expect(await first.runner.next("fenced")).toEqual({ type: "fenced", epoch: 2 });
     expect((await first.runner.waitClosed()).code).toBe(4001);
-    expect(await getRun(run.id)).toMatchObject({ status: "running", epoch: 2, runner: { id: "bridge-b", connected: true } });
+    expect(await getRun(run.id)).toMatchObject({
+      status: "running",
+      epoch: 2,
+      runner: { id: "bridge-b", connected: true },
+    });
   });
 
   it("a stale epoch stores nothing, not even an error event, and the sender is fenced", async () => {
@@ -87,7 +91,11 @@ describe("event dispositions", () => {
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 3 });
 
     // conflict: same sourceSeq, different content; nothing from it on is stored
-    runner.send({ type: "events", epoch, events: [agentEvent(4), agentEvent(3, "TEXT_MESSAGE_CONTENT", { delta: "other" }), agentEvent(5)] });
+    runner.send({
+      type: "events",
+      epoch,
+      events: [agentEvent(4), agentEvent(3, "TEXT_MESSAGE_CONTENT", { delta: "other" }), agentEvent(5)],
+    });
     expect(await runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 3 });
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 4 });
 
@@ -96,17 +104,25 @@ describe("event dispositions", () => {
     expect(await runner.next("gap")).toEqual({ type: "gap", expected: 6 });
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 5 });
 
-    expect(await runnerTranscript(run.id)).toEqual([1, 2, 3, 4, 5].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]));
+    expect(await runnerTranscript(run.id)).toEqual(
+      [1, 2, 3, 4, 5].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
+    );
     expectGapless(await allEvents(run.id));
   });
 
   it("judges repeats inside one batch against the events earlier in that batch", async () => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);
-    runner.send({ type: "events", epoch, events: [agentEvent(1), agentEvent(1), agentEvent(2), agentEvent(2, "OTHER"), agentEvent(3)] });
+    runner.send({
+      type: "events",
+      epoch,
+      events: [agentEvent(1), agentEvent(1), agentEvent(2), agentEvent(2, "OTHER"), agentEvent(3)],
+    });
     expect(await runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 2 });
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 2 });
-    expect(await runnerTranscript(run.id)).toEqual([1, 2].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]));
+    expect(await runnerTranscript(run.id)).toEqual(
+      [1, 2].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
+    );
   });
 
   it("acks the highest contiguous sourceSeq when batches arrive as 1, 3, 2", async () => {
@@ -144,14 +160,25 @@ describe("event dispositions", () => {
     const { runner, epoch } = await claim(run.id, runnerToken);
     const writes: Promise<unknown>[] = [];
     for (let batch = 0; batch < 10; batch++) {
-      runner.send({ type: "events", epoch, events: Array.from({ length: 10 }, (_, i) => agentEvent(batch * 10 + i + 1)) });
-      writes.push(call(`/v1/runs/${run.id}/commands`, { method: "POST", json: { commandId: `c${batch}`, type: "input", text: `t${batch}` } }));
+      runner.send({
+        type: "events",
+        epoch,
+        events: Array.from({ length: 10 }, (_, i) => agentEvent(batch * 10 + i + 1)),
+      });
+      writes.push(
+        call(`/v1/runs/${run.id}/commands`, {
+          method: "POST",
+          json: { commandId: `c${batch}`, type: "input", text: `t${batch}` },
+        }),
+      );
     }
     await Promise.all(writes);
     await runner.next("ack", (f) => f.highestSourceSeq === 100);
     const events = await allEvents(run.id);
     expectGapless(events);
-    expect(events.filter((e) => e.source === "runner").map((e) => e.sourceSeq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(events.filter((e) => e.source === "runner").map((e) => e.sourceSeq)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
     expect(events.filter((e) => e.type === "command.queued")).toHaveLength(10);
   });
 });
@@ -206,7 +233,11 @@ describe("malformed frames", () => {
     ["events without an epoch", { type: "events", events: [agentEvent(1)] }, "invalid_frame"],
     ["an event with sourceSeq 0", { type: "events", epoch: 1, events: [agentEvent(0)] }, "invalid_frame"],
     ["an empty batch", { type: "events", epoch: 1, events: [] }, "invalid_frame"],
-    ["a frame over 1 MiB", { type: "events", epoch: 1, events: [agentEvent(1, "T", { blob: "x".repeat(1024 * 1024) })] }, "payload_too_large"],
+    [
+      "a frame over 1 MiB",
+      { type: "events", epoch: 1, events: [agentEvent(1, "T", { blob: "x".repeat(1024 * 1024) })] },
+      "payload_too_large",
+    ],
   ])("%s gets an error frame, stores nothing and keeps the socket open", async (_name, frame, code) => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);

@@ -5,8 +5,20 @@ import { agentEvent, claim } from "./sockets.ts";
 describe("creating runs", () => {
   it("creates a queued run with tokens and a run.created event", async () => {
     const runId = uniqueRunId();
-    const created = await json(await call("/v1/runs", { method: "POST", json: { runId, input: { prompt: "hi" }, metadata: { team: "x" } } }), 201);
-    expect(created.run).toMatchObject({ id: runId, status: "queued", epoch: 0, lastSeq: 1, highestSourceSeq: 0, outcome: null, input: { prompt: "hi" }, metadata: { team: "x" } });
+    const created = await json(
+      await call("/v1/runs", { method: "POST", json: { runId, input: { prompt: "hi" }, metadata: { team: "x" } } }),
+      201,
+    );
+    expect(created.run).toMatchObject({
+      id: runId,
+      status: "queued",
+      epoch: 0,
+      lastSeq: 1,
+      highestSourceSeq: 0,
+      outcome: null,
+      input: { prompt: "hi" },
+      metadata: { team: "x" },
+    });
     expect(created.run.runner).toEqual({ id: null, connected: false, leaseExpiresAt: null });
     expect(created.runnerToken).toMatch(/^rt1\./);
     expect(created.viewerToken).toMatch(/^rt1\./);
@@ -34,7 +46,14 @@ describe("creating runs", () => {
 
   it("fills in default timeouts and keeps overrides", async () => {
     const { run } = await createRun({ timeouts: { heartbeatMs: 5_000 } });
-    expect(run.timeouts).toEqual({ claimMs: 900_000, heartbeatMs: 5_000, takeoverMs: 300_000, approvalMs: 86_400_000, idleMs: 3_600_000, runMs: 604_800_000 });
+    expect(run.timeouts).toEqual({
+      claimMs: 900_000,
+      heartbeatMs: 5_000,
+      takeoverMs: 300_000,
+      approvalMs: 86_400_000,
+      idleMs: 3_600_000,
+      runMs: 604_800_000,
+    });
   });
 
   it.each([
@@ -45,7 +64,12 @@ describe("creating runs", () => {
     ["an oversized body", JSON.stringify({ input: "x".repeat(1024 * 1024 + 1) }), 413, "payload_too_large"],
   ])("refuses %s with %i and stores nothing", async (_name, body, status, code) => {
     const before = await json(await call("/v1/runs?limit=200", { key: KEY_B }), 200);
-    const response = await call("/v1/runs", { method: "POST", body, key: KEY_B, headers: { "content-type": "application/json" } });
+    const response = await call("/v1/runs", {
+      method: "POST",
+      body,
+      key: KEY_B,
+      headers: { "content-type": "application/json" },
+    });
     const error = await json(response, status);
     expect(error.error.code).toBe(code);
     expect(typeof error.error.message).toBe("string");
@@ -60,7 +84,18 @@ describe("reading runs", () => {
     const { run } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}`, { key: KEY_B }), 404)).error.code).toBe("not_found");
     expect((await json(await call(`/v1/runs/${run.id}/events`, { key: KEY_B }), 404)).error.code).toBe("not_found");
-    expect((await json(await call(`/v1/runs/${run.id}/commands`, { method: "POST", key: KEY_B, json: { commandId: "c", type: "interrupt" } }), 404)).error.code).toBe("not_found");
+    expect(
+      (
+        await json(
+          await call(`/v1/runs/${run.id}/commands`, {
+            method: "POST",
+            key: KEY_B,
+            json: { commandId: "c", type: "interrupt" },
+          }),
+          404,
+        )
+      ).error.code,
+    ).toBe("not_found");
     expect((await getRun(run.id)).lastSeq).toBe(1);
   });
 
@@ -80,9 +115,15 @@ describe("reading runs", () => {
 
     const firstPage = await json(await call("/v1/runs?limit=2", { key: tenantKey }), 200);
     expect(firstPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(0, 2));
-    const secondPage = await json(await call(`/v1/runs?limit=2&cursor=${firstPage.nextCursor}`, { key: tenantKey }), 200);
+    const secondPage = await json(
+      await call(`/v1/runs?limit=2&cursor=${firstPage.nextCursor}`, { key: tenantKey }),
+      200,
+    );
     expect(secondPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(2, 4));
-    const lastPage = await json(await call(`/v1/runs?limit=2&cursor=${secondPage.nextCursor}`, { key: tenantKey }), 200);
+    const lastPage = await json(
+      await call(`/v1/runs?limit=2&cursor=${secondPage.nextCursor}`, { key: tenantKey }),
+      200,
+    );
     expect(lastPage.runs.map((r: { runId: string }) => r.runId)).toEqual(newestFirst.slice(4, 6));
     expect(lastPage.nextCursor).toBeNull();
     const succeeded = await json(await call("/v1/runs?status=succeeded", { key: tenantKey }), 200);
@@ -140,7 +181,9 @@ describe("deleting runs", () => {
     expect(typeof gone.finishedAt).toBe("string");
     expect((await json(await call(`/v1/runs/${run.id}/events`), 410)).status).toBe("failed");
     expect((await json(await call(`/v1/runs/${run.id}`, { method: "DELETE" }), 410)).error.code).toBe("gone");
-    expect((await json(await call("/v1/runs", { method: "POST", json: { runId: run.id } }), 410)).error.code).toBe("gone");
+    expect((await json(await call("/v1/runs", { method: "POST", json: { runId: run.id } }), 410)).error.code).toBe(
+      "gone",
+    );
     const listed = await json(await call("/v1/runs?limit=200"), 200);
     expect(listed.runs.map((r: { runId: string }) => r.runId)).not.toContain(run.id);
   });

@@ -16,7 +16,9 @@ export class SocketProbe {
   constructor(ws: WebSocket) {
     this.ws = ws;
     ws.addEventListener("message", (event) => {
-      this.frames.push(JSON.parse(typeof event.data === "string" ? event.data : new TextDecoder().decode(event.data as ArrayBuffer)));
+      this.frames.push(
+        JSON.parse(typeof event.data === "string" ? event.data : new TextDecoder().decode(event.data as ArrayBuffer)),
+      );
       this.wake?.();
     });
     ws.addEventListener("close", (event) => {
@@ -55,7 +57,10 @@ export class SocketProbe {
     const deadline = Date.now() + timeoutMs;
     while (!this.closed) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`socket not closed within ${timeoutMs} ms; frames ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      if (left <= 0)
+        throw new Error(
+          `socket not closed within ${timeoutMs} ms; frames ${JSON.stringify(this.frames.map((f) => f.type))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake = () => {
@@ -86,7 +91,8 @@ export async function openSocket(path: string, token: string | null, key: string
   const url = token === null ? path : `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
   const response = await call(url, { headers: { upgrade: "websocket" }, key });
   const ws = response.webSocket;
-  if (!ws) throw new Error(`expected a WebSocket upgrade for ${path}, got HTTP ${response.status}: ${await response.text()}`);
+  if (!ws)
+    throw new Error(`expected a WebSocket upgrade for ${path}, got HTTP ${response.status}: ${await response.text()}`);
   const probe = new SocketProbe(ws);
   ws.accept();
   return probe;
@@ -104,10 +110,19 @@ export async function claim(runId: string, runnerToken: string, runnerId = "runn
   return { runner, claimed, epoch: claimed.epoch as number };
 }
 
-export async function watch(runId: string, token: string | null, after = 0, key: string | null = null): Promise<SocketProbe> {
+export async function watch(
+  runId: string,
+  token: string | null,
+  after = 0,
+  key: string | null = null,
+): Promise<SocketProbe> {
   return openSocket(`/v1/runs/${runId}/watch?after=${after}`, token, key);
 }
 
-export function agentEvent(sourceSeq: number, type = "TEXT_MESSAGE_CONTENT", data: unknown = { delta: `chunk ${sourceSeq}` }) {
+export function agentEvent(
+  sourceSeq: number,
+  type = "TEXT_MESSAGE_CONTENT",
+  data: unknown = { delta: `chunk ${sourceSeq}` },
+) {
   return { sourceSeq, type, data };
 }

@@ -9,7 +9,10 @@ describe("deadlines run on the object's alarm", () => {
   it("a run nobody claims times out", async () => {
     const { run } = await createRun({ timeouts: { claimMs: 1_000 } });
     await advance(run.id, 1_000);
-    expect(await getRun(run.id)).toMatchObject({ status: "timed_out", outcome: { status: "timed_out", error: { code: "claim_timeout" } } });
+    expect(await getRun(run.id)).toMatchObject({
+      status: "timed_out",
+      outcome: { status: "timed_out", error: { code: "claim_timeout" } },
+    });
     const before = await allEvents(run.id);
     await advance(run.id, 1_000);
     expect(await allEvents(run.id)).toEqual(before);
@@ -94,7 +97,10 @@ describe("deadlines run on the object's alarm", () => {
     await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
     await runner.next("command");
     await advance(run.id, 30_000);
-    expect(await getRun(run.id)).toMatchObject({ status: "cancelled", outcome: { error: { code: "cancel_unconfirmed" } } });
+    expect(await getRun(run.id)).toMatchObject({
+      status: "cancelled",
+      outcome: { error: { code: "cancel_unconfirmed" } },
+    });
     expect(await runner.next("rejected")).toMatchObject({ status: "cancelled" });
   });
 
@@ -104,7 +110,10 @@ describe("deadlines run on the object's alarm", () => {
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
     await advance(run.id, 10_000);
-    expect(await json(await call(`/v1/runs/${run.id}`), 410)).toMatchObject({ error: { code: "gone" }, status: "succeeded" });
+    expect(await json(await call(`/v1/runs/${run.id}`), 410)).toMatchObject({
+      error: { code: "gone" },
+      status: "succeeded",
+    });
     expect(await timers(run.id)).toEqual([]);
   });
 

@@ -4,7 +4,9 @@ import { allEvents, call, createRun, json, uniqueRunId } from "./helpers.ts";
 import { agentEvent, claim, type SocketProbe, watch } from "./sockets.ts";
 
 /** Everything a viewer saw until `end`, with the close code. Bounded by the probe's waits. */
-async function transcriptUntilEnd(viewer: SocketProbe): Promise<{ events: RunEvent[]; end: string; closeCode: number }> {
+async function transcriptUntilEnd(
+  viewer: SocketProbe,
+): Promise<{ events: RunEvent[]; end: string; closeCode: number }> {
   const end = await viewer.next("end", () => true, 15_000);
   const events = viewer.frames.filter((f) => f.type === "events").flatMap((f) => f.events as RunEvent[]);
   const { code } = await viewer.waitClosed();
@@ -40,7 +42,11 @@ describe("viewers", () => {
     const { runner, epoch } = await claim(run.id, runnerToken);
     const viewers: Promise<SocketProbe>[] = [];
     for (let batch = 0; batch < 20; batch++) {
-      runner.send({ type: "events", epoch, events: Array.from({ length: 5 }, (_, i) => agentEvent(batch * 5 + i + 1)) });
+      runner.send({
+        type: "events",
+        epoch,
+        events: Array.from({ length: 5 }, (_, i) => agentEvent(batch * 5 + i + 1)),
+      });
       viewers.push(watch(run.id, viewerToken, 0));
     }
     await runner.next("ack", (f) => f.highestSourceSeq === 100);
@@ -94,7 +100,10 @@ describe("viewers", () => {
     readOnly.send({ type: "command", command: { commandId: "v1", type: "input", text: "hi" } });
     expect((await readOnly.next("error")).code).toBe("forbidden");
 
-    const minted = await json(await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }), 201);
+    const minted = await json(
+      await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }),
+      201,
+    );
     const operator = await watch(run.id, minted.token, 0);
     operator.send({ type: "command", command: { commandId: "v1", type: "input", text: "hi" } });
     expect((await operator.next("commandAccepted")).command).toMatchObject({ commandId: "v1", state: "delivered" });

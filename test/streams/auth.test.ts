@@ -28,21 +28,34 @@ describe("stream auth", () => {
   });
 
   test("streams belong to the key's tenant", async () => {
-    const created = await fetch(url("auth-shared-name"), { method: "PUT", headers: { ...key("stream-key-a"), "content-type": "text/plain" }, body: "a's data" });
+    const created = await fetch(url("auth-shared-name"), {
+      method: "PUT",
+      headers: { ...key("stream-key-a"), "content-type": "text/plain" },
+      body: "a's data",
+    });
     expect(created.status).toBe(201);
     const own = await fetch(url("auth-shared-name"), { headers: key("stream-key-a") });
     expect(await own.text()).toBe("a's data");
     // Same path, other tenant: a different stream, which does not exist yet.
     expect((await fetch(url("auth-shared-name"), { headers: key("stream-key-b") })).status).toBe(404);
-    const theirs = await fetch(url("auth-shared-name"), { method: "PUT", headers: { ...key("stream-key-b"), "content-type": "application/json" } });
+    const theirs = await fetch(url("auth-shared-name"), {
+      method: "PUT",
+      headers: { ...key("stream-key-b"), "content-type": "application/json" },
+    });
     expect(theirs.status).toBe(201);
-    expect((await fetch(url("auth-shared-name"), { headers: key("stream-key-a") })).headers.get("content-type")).toBe("text/plain");
+    expect((await fetch(url("auth-shared-name"), { headers: key("stream-key-a") })).headers.get("content-type")).toBe(
+      "text/plain",
+    );
   });
 
   test("CORS preflights need no credentials", async () => {
     const res = await fetch(url("auth-preflight"), {
       method: "OPTIONS",
-      headers: { origin: "https://example.com", "access-control-request-method": "POST", "access-control-request-headers": "authorization, producer-id" },
+      headers: {
+        origin: "https://example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, producer-id",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("producer-id");

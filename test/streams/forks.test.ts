@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 async function put(path: string, headers: Record<string, string>, body?: BodyInit, key?: string): Promise<Response> {
-  return fetch(url(path), { method: "PUT", headers: { ...auth(key), ...headers }, body });
+  return fetch(url(path), { method: "PUT", headers: { ...auth(key), ...headers }, body: body ?? null });
 }
 
 async function readAll(path: string): Promise<Uint8Array> {
@@ -50,7 +50,11 @@ describe("stream forks", () => {
     expect(created.status).toBe(201);
     const mid = created.headers.get("stream-next-offset") as string;
     for (const seed of [2, 3]) {
-      const res = await fetch(url(src), { method: "POST", headers: { ...auth(), "content-type": "application/octet-stream" }, body: bytes(1024 * 1024, seed) });
+      const res = await fetch(url(src), {
+        method: "POST",
+        headers: { ...auth(), "content-type": "application/octet-stream" },
+        body: bytes(1024 * 1024, seed),
+      });
       expect(res.status).toBe(204);
     }
     const tail = (await fetch(url(src), { method: "HEAD", headers: auth() })).headers.get("stream-next-offset");
@@ -79,7 +83,11 @@ describe("stream forks", () => {
     const src = `json-src-${run}`;
     const created = await put(src, { "content-type": "application/json" }, `[{"a":1},{"b":2}]`);
     const afterFirst = created.headers.get("stream-next-offset") as string;
-    await fetch(url(src), { method: "POST", headers: { ...auth(), "content-type": "application/json" }, body: `[{"c":3},{"d":4}]` });
+    await fetch(url(src), {
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/json" },
+      body: `[{"c":3},{"d":4}]`,
+    });
     const from = (offset: string, sub: number) => ({
       "stream-forked-from": `/v1/stream/${src}`,
       "stream-fork-offset": offset,
@@ -95,7 +103,11 @@ describe("stream forks", () => {
     const src = `race-src-${run}`;
     await put(src, { "content-type": "text/plain" }, "shared");
     const fork = `race-fork-${run}`;
-    const statuses = await Promise.all([1, 2, 3].map(() => put(fork, { "content-type": "text/plain", "stream-forked-from": `/v1/stream/${src}` }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      [1, 2, 3].map(() =>
+        put(fork, { "content-type": "text/plain", "stream-forked-from": `/v1/stream/${src}` }).then((r) => r.status),
+      ),
+    );
     expect(statuses.sort()).toEqual([200, 200, 201]);
     expect(new TextDecoder().decode(await readAll(fork))).toBe("shared");
 
@@ -103,7 +115,11 @@ describe("stream forks", () => {
     expect((await fetch(url(src), { method: "HEAD", headers: auth() })).status).toBe(410);
     expect((await fetch(url(fork), { method: "DELETE", headers: auth() })).status).toBe(204);
     // One reference, released once: the source is fully gone and its path is free again.
-    await waitFor("the soft-deleted source to be dropped", async () => (await fetch(url(src), { method: "HEAD", headers: auth() })).status === 404, 5_000);
+    await waitFor(
+      "the soft-deleted source to be dropped",
+      async () => (await fetch(url(src), { method: "HEAD", headers: auth() })).status === 404,
+      5_000,
+    );
     expect((await put(src, { "content-type": "text/plain" })).status).toBe(201);
   });
 
@@ -113,12 +129,20 @@ describe("stream forks", () => {
     await put(`mix-fork-${run}`, { "stream-forked-from": `/v1/stream/${src}` });
     expect((await put(`mix-fork-${run}`, { "content-type": "text/plain" })).status).toBe(409);
     await put(`mix-plain-${run}`, { "content-type": "text/plain" });
-    expect((await put(`mix-plain-${run}`, { "content-type": "text/plain", "stream-forked-from": `/v1/stream/${src}` })).status).toBe(409);
+    expect(
+      (await put(`mix-plain-${run}`, { "content-type": "text/plain", "stream-forked-from": `/v1/stream/${src}` }))
+        .status,
+    ).toBe(409);
   });
 
   test("forks stay within the tenant", async () => {
     await put(`tenant-src-${run}`, { "content-type": "text/plain" }, "a's", "fork-key-a");
-    const res = await put(`tenant-fork-${run}`, { "stream-forked-from": `/v1/stream/tenant-src-${run}` }, undefined, "fork-key-b");
+    const res = await put(
+      `tenant-fork-${run}`,
+      { "stream-forked-from": `/v1/stream/tenant-src-${run}` },
+      undefined,
+      "fork-key-b",
+    );
     expect(res.status).toBe(404);
   });
 });

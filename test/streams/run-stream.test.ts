@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, { ...init, headers: { authorization: API_KEY, ...init.headers } });
+  const response = await fetch(`${server.url}${path}`, {
+    ...init,
+    headers: { authorization: API_KEY, ...init.headers },
+  });
   const text = await response.text();
   if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} → ${response.status}: ${text}`);
   return JSON.parse(text) as T;
@@ -31,21 +34,31 @@ async function storedLog(runId: string): Promise<RunEvent[]> {
 
 /** A minimal runner over Node's WebSocket: every wait is bounded and names what it waited for. */
 async function connectRunner(runId: string, token: string) {
-  const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(token)}`);
+  const ws = new WebSocket(
+    `${server.url.replace("http", "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(token)}`,
+  );
   const frames: Array<{ type: string; [key: string]: unknown }> = [];
   ws.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data))));
   await waitFor("the runner socket to open", () => ws.readyState === WebSocket.OPEN, 10_000);
   const next = (type: string, where: (f: (typeof frames)[number]) => boolean = () => true) =>
-    waitFor(`a "${type}" frame for the runner`, () => {
-      const index = frames.findIndex((f) => f.type === type && where(f));
-      return index >= 0 ? frames.splice(index, 1)[0] : undefined;
-    }, 10_000);
+    waitFor(
+      `a "${type}" frame for the runner`,
+      () => {
+        const index = frames.findIndex((f) => f.type === type && where(f));
+        return index >= 0 ? frames.splice(index, 1)[0] : undefined;
+      },
+      10_000,
+    );
   return { ws, next, send: (frame: unknown) => ws.send(JSON.stringify(frame)) };
 }
 
 describe("a run's log as a Durable Streams stream", () => {
   it("the official client reading live over SSE from -1 receives exactly the stored log, resumes byte-exact, and sees the close", async () => {
-    const { run, runnerToken, viewerToken } = await api<{ run: { id: string }; runnerToken: string; viewerToken: string }>("/v1/runs", {
+    const { run, runnerToken, viewerToken } = await api<{
+      run: { id: string };
+      runnerToken: string;
+      viewerToken: string;
+    }>("/v1/runs", {
       method: "POST",
       body: JSON.stringify({ input: { prompt: "stream me" } }),
     });
@@ -85,11 +98,18 @@ describe("a run's log as a Durable Streams stream", () => {
     // Resuming from the offset after a mid batch returns exactly the bytes of the events after it.
     const middle = batches.find((b) => b.items.some((e) => e.sourceSeq === 10));
     expect(middle, "no batch ended near the middle of the log").toBeDefined();
-    const seenBefore = batches.slice(0, batches.indexOf(middle as JsonBatch<RunEvent>) + 1).flatMap((b) => b.items).length;
+    const seenBefore = batches
+      .slice(0, batches.indexOf(middle as JsonBatch<RunEvent>) + 1)
+      .flatMap((b) => b.items).length;
     const resumed = await fetch(`${url}?offset=${encodeURIComponent(middle?.offset as string)}`, { headers });
     expect(resumed.status).toBe(200);
     expect(resumed.headers.get("stream-closed")).toBe("true");
-    expect(await resumed.text()).toBe(`[${stored.slice(seenBefore).map((e) => JSON.stringify(e)).join(",")}]`);
+    expect(await resumed.text()).toBe(
+      `[${stored
+        .slice(seenBefore)
+        .map((e) => JSON.stringify(e))
+        .join(",")}]`,
+    );
 
     // A catch-up read with the client from the start sees the same log and the closed stream.
     const catchUp = await stream<RunEvent>({ url, headers, offset: "-1", live: false });
@@ -98,7 +118,11 @@ describe("a run's log as a Durable Streams stream", () => {
   });
 
   it("a viewer WebSocket and the stream carry the same events", async () => {
-    const { run, runnerToken, viewerToken } = await api<{ run: { id: string }; runnerToken: string; viewerToken: string }>("/v1/runs", {
+    const { run, runnerToken, viewerToken } = await api<{
+      run: { id: string };
+      runnerToken: string;
+      viewerToken: string;
+    }>("/v1/runs", {
       method: "POST",
       body: "{}",
     });
@@ -110,12 +134,21 @@ describe("a run's log as a Durable Streams stream", () => {
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
 
-    const viewer = new WebSocket(`${server.url.replace("http", "ws")}/v1/runs/${run.id}/watch?after=0&token=${viewerToken}`);
+    const viewer = new WebSocket(
+      `${server.url.replace("http", "ws")}/v1/runs/${run.id}/watch?after=0&token=${viewerToken}`,
+    );
     const raw: string[] = [];
     viewer.addEventListener("message", (event) => raw.push(String(event.data)));
     await waitFor("the viewer to receive end", () => raw.some((frame) => frame.includes('"type":"end"')), 10_000);
-    const viewed = raw.map((frame) => JSON.parse(frame)).filter((f) => f.type === "events").flatMap((f) => f.events);
-    const body = await (await fetch(`${server.url}/v1/runs/${run.id}/stream?offset=-1`, { headers: { authorization: `Bearer ${viewerToken}` } })).text();
+    const viewed = raw
+      .map((frame) => JSON.parse(frame))
+      .filter((f) => f.type === "events")
+      .flatMap((f) => f.events);
+    const body = await (
+      await fetch(`${server.url}/v1/runs/${run.id}/stream?offset=-1`, {
+        headers: { authorization: `Bearer ${viewerToken}` },
+      })
+    ).text();
     expect(body).toBe(`[${viewed.map((e: RunEvent) => JSON.stringify(e)).join(",")}]`);
   });
 });

@@ -53,7 +53,10 @@ export function claudeCodeAdapter(): Adapter {
           const { subtype: _subtype, tool_name, input, ...rest } = request;
           permissionRequests.set(msg.request_id, { input });
           return {
-            event: { type: "approval.requested", data: { requestId: msg.request_id, toolName: tool_name, input, ...rest } },
+            event: {
+              type: "approval.requested",
+              data: { requestId: msg.request_id, toolName: tool_name, input, ...rest },
+            },
           };
         }
         return {

@@ -79,7 +79,12 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
         return {
           event: { type: "rpc/request", data: { id, method, params } },
           reactions: [
-            [env(`codex:unsupported:${id}`, { id, error: { code: -32601, message: `runner-bridge does not handle ${method}` } })],
+            [
+              env(`codex:unsupported:${id}`, {
+                id,
+                error: { code: -32601, message: `runner-bridge does not handle ${method}` },
+              }),
+            ],
           ],
         };
       }
@@ -105,11 +110,14 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
           reactions.push(close("codex:close:startup-error"));
         } else if (id === INIT_ID) {
           reactions.push([env("codex:initialized", { method: "initialized" })]);
-          reactions.push([env("codex:thread-start", { method: "thread/start", id: THREAD_ID, params: { cwd: spec.cwd } })]);
+          reactions.push([
+            env("codex:thread-start", { method: "thread/start", id: THREAD_ID, params: { cwd: spec.cwd } }),
+          ]);
         } else if (id === THREAD_ID) {
           const thread = (result?.thread ?? {}) as { id?: unknown };
           if (typeof thread.id === "string") threadId = thread.id;
-          if (threadId && prompt !== undefined) reactions.push(turnStart("codex:turn:prompt", "rb-turn-prompt", prompt));
+          if (threadId && prompt !== undefined)
+            reactions.push(turnStart("codex:turn:prompt", "rb-turn-prompt", prompt));
         }
         const data: Record<string, unknown> = { id };
         if (msg.result !== undefined) data.result = msg.result;
@@ -125,7 +133,11 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
           if (!threadId) return { kind: "defer" };
           const input = [{ type: "text", text: cmd.text ?? "" }];
           const message = activeTurn
-            ? { method: "turn/steer", id: `rb-${cmd.commandId}`, params: { threadId, input, expectedTurnId: activeTurn } }
+            ? {
+                method: "turn/steer",
+                id: `rb-${cmd.commandId}`,
+                params: { threadId, input, expectedTurnId: activeTurn },
+              }
             : { method: "turn/start", id: `rb-${cmd.commandId}`, params: { threadId, input } };
           return { kind: "inbox", envelopes: [env(cmd.commandId, message)] };
         }

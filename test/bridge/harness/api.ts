@@ -22,7 +22,7 @@ export class Api {
     const res = await fetch(this.base + route, {
       method,
       headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? null : JSON.stringify(body),
     });
     const text = await res.text();
     let parsed: unknown = text;
@@ -52,7 +52,11 @@ export class Api {
     const out: RunEvent[] = [];
     let after = 0;
     for (;;) {
-      const page = await this.expect<{ events: RunEvent[]; hasMore: boolean; nextAfter: number }>("GET", `/v1/runs/${runId}/events?after=${after}&limit=500`, 200);
+      const page = await this.expect<{ events: RunEvent[]; hasMore: boolean; nextAfter: number }>(
+        "GET",
+        `/v1/runs/${runId}/events?after=${after}&limit=500`,
+        200,
+      );
       out.push(...page.events);
       if (!page.hasMore) return out;
       after = page.nextAfter;
@@ -68,19 +72,26 @@ export class Api {
 
   async command(runId: string, body: { commandId: string; type: "input" | "interrupt" | "cancel"; text?: string }) {
     const res = await this.request("POST", `/v1/runs/${runId}/commands`, body);
-    if (res.status < 200 || res.status >= 300) throw new Error(`command answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (res.status < 200 || res.status >= 300)
+      throw new Error(`command answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body;
   }
 
   async approve(runId: string, requestId: string, decision: "approve" | "deny", reason?: string) {
-    const res = await this.request("POST", `/v1/runs/${runId}/approvals/${requestId}`, reason ? { decision, reason } : { decision });
-    if (res.status < 200 || res.status >= 300) throw new Error(`approval answered ${res.status}: ${JSON.stringify(res.body)}`);
+    const res = await this.request(
+      "POST",
+      `/v1/runs/${runId}/approvals/${requestId}`,
+      reason ? { decision, reason } : { decision },
+    );
+    if (res.status < 200 || res.status >= 300)
+      throw new Error(`approval answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body;
   }
 
   async cancel(runId: string) {
     const res = await this.request("POST", `/v1/runs/${runId}/cancel`, {});
-    if (res.status < 200 || res.status >= 300) throw new Error(`cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (res.status < 200 || res.status >= 300)
+      throw new Error(`cancel answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body;
   }
 }

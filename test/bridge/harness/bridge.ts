@@ -24,7 +24,10 @@ export interface BridgeProcess {
 }
 
 /** Starts `runner-bridge <args>` as a real process. */
-export function startBridge(args: string[], options: { env?: Record<string, string>; cwd?: string; bin?: string } = {}): BridgeProcess {
+export function startBridge(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; bin?: string } = {},
+): BridgeProcess {
   const child = spawn(NODE, [options.bin ?? BRIDGE_BIN, ...args], {
     cwd: options.cwd ?? REPO,
     env: { ...process.env, ...options.env },
@@ -49,7 +52,11 @@ export function startBridge(args: string[], options: { env?: Record<string, stri
     exited,
     exitCode: () => code,
     async waitExit(timeoutMs = 30_000) {
-      await waitFor(`bridge ${args[0]} (pid ${child.pid}) to exit; stderr so far: ${err.slice(-1500)}`, () => code !== undefined, timeoutMs);
+      await waitFor(
+        `bridge ${args[0]} (pid ${child.pid}) to exit; stderr so far: ${err.slice(-1500)}`,
+        () => code !== undefined,
+        timeoutMs,
+      );
       return code as number | null;
     },
     async kill9() {
@@ -78,7 +85,14 @@ function commonArgs(o: { edge: string; runId: string; token: string; dir: string
 }
 
 /** The usual `run` argument list. */
-export function runArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[]; agent: string[] }): string[] {
+export function runArgs(o: {
+  edge: string;
+  runId: string;
+  token: string;
+  dir: string;
+  extra?: string[];
+  agent: string[];
+}): string[] {
   return ["run", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
@@ -92,5 +106,7 @@ export const alive = processAlive;
 /** The journal lines the agent produced, minus the supervisor's sentinel. */
 export function journalLines(dir: string): string[] {
   const text = fs.readFileSync(path.join(dir, "journal.ndjson"), "utf8");
-  return text.split("\n").filter((l, i, all) => !(i === all.length - 1 && l === "") && !l.startsWith('{"__runnerBridgeExit"'));
+  return text
+    .split("\n")
+    .filter((l, i, all) => !(i === all.length - 1 && l === "") && !l.startsWith('{"__runnerBridgeExit"'));
 }

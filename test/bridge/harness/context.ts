@@ -18,9 +18,11 @@ export interface EdgeContext {
   /** The scripted fixture agent's command line for these steps. */
   agent(steps: unknown[]): string[];
   /** Creates a run and starts `runner-bridge run` on it in a fresh run directory. */
-  startRun(options: { agent: string[]; extra?: string[]; body?: Record<string, unknown> }): Promise<
-    CreatedRun & { dir: string; bridge: BridgeProcess }
-  >;
+  startRun(options: {
+    agent: string[];
+    extra?: string[];
+    body?: Record<string, unknown>;
+  }): Promise<CreatedRun & { dir: string; bridge: BridgeProcess }>;
 }
 
 /** One real `wrangler dev` for the file; per-test cleanup of bridges and agents. */
