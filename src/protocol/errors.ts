@@ -1,3 +1,5 @@
+import type { Failure } from "./result.ts";
+
 /**
  * Every error code the control plane can answer with, and the HTTP status it maps to.
  * WebSocket error frames use the same codes.
@@ -33,19 +35,6 @@ export interface ErrorBody {
 
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message } };
-}
-
-/** A failed operation as a value, so objects can answer RPC calls without throwing. */
-export interface Failure {
-  ok: false;
-  code: ErrorCode;
-  message: string;
-  /** Extra fields some failures carry (e.g. the final status of a purged run). */
-  details?: { [key: string]: string | number | boolean | null };
-}
-
-export function fail(code: ErrorCode, message: string, details?: Failure["details"]): Failure {
-  return details ? { ok: false, code, message, details } : { ok: false, code, message };
 }
 
 export function isFailure<T>(value: T | Failure): value is Failure {

@@ -2,6 +2,7 @@
 export * from "./errors.ts";
 export * from "./http.ts";
 export * from "./limits.ts";
+export * from "./result.ts";
 export * from "./run.ts";
 export * from "./runner.ts";
 export * from "./viewer.ts";
