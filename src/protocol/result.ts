@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { ErrorCode } from "./errors.ts";
 
 /**
@@ -27,4 +28,9 @@ export function ok<T>(value: T): Ok<T> {
 
 export function fail(code: ErrorCode, message: string, details?: Failure["details"]): Failure {
   return details ? { ok: false, code, message, details } : { ok: false, code, message };
+}
+
+/** A value zod refused, worded by zod's own formatter (one line per issue, with its path). */
+export function invalid(code: ErrorCode, error: z.ZodError): Failure {
+  return fail(code, z.prettifyError(error));
 }
