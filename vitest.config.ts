@@ -31,9 +31,22 @@ export default defineConfig({
         },
       },
       {
+        // Stream routes in-process, with no anonymous access; the conformance suite below needs it on.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: { API_KEYS: "stream-key-a=tenant-a,stream-key-b=tenant-b", TOKEN_SECRET: "test-token-secret" },
+            },
+          }),
+        ],
+        test: { name: "streams-worker", include: ["test/streams/worker/**/*.test.ts"] },
+      },
+      {
         test: {
           name: "streams",
           include: ["test/streams/**/*.test.ts"],
+          exclude: ["test/streams/worker/**"],
           environment: "node",
           testTimeout: 60_000,
           hookTimeout: 120_000,

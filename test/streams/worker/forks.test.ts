@@ -1,33 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { waitFor } from "../support/wait.ts";
-import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../../support/wait.ts";
+import { send, streamUrl as url } from "./helpers.ts";
 
 /**
  * Stream forks beyond the conformance suite: copies that span several pages, sub-offsets inside
  * one append, concurrent retries of a fork PUT, and tenants.
  */
-let server: DevServer | null = null;
-const url = (path: string) => `${server?.url}/v1/stream/${path}`;
-const auth = (key = "fork-key-a") => ({ authorization: `Bearer ${key}` });
+const auth = (key = "stream-key-a") => ({ authorization: `Bearer ${key}` });
 const run = `${Date.now().toString(36)}`;
 
-beforeAll(async () => {
-  server = await startWranglerDev({ API_KEYS: "fork-key-a=tenant-a,fork-key-b=tenant-b" });
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
 async function put(path: string, headers: Record<string, string>, body?: BodyInit, key?: string): Promise<Response> {
-  return fetch(url(path), { method: "PUT", headers: { ...auth(key), ...headers }, body: body ?? null });
+  return send(url(path), { method: "PUT", headers: { ...auth(key), ...headers }, body: body ?? null });
 }
 
 async function readAll(path: string): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   let offset = "-1";
   for (;;) {
-    const res = await fetch(`${url(path)}?offset=${offset}`, { headers: auth() });
+    const res = await send(`${url(path)}?offset=${offset}`, { headers: auth() });
     expect(res.status).toBe(200);
     parts.push(new Uint8Array(await res.arrayBuffer()));
     offset = res.headers.get("stream-next-offset") as string;
@@ -50,14 +40,14 @@ describe("stream forks", () => {
     expect(created.status).toBe(201);
     const mid = created.headers.get("stream-next-offset") as string;
     for (const seed of [2, 3]) {
-      const res = await fetch(url(src), {
+      const res = await send(url(src), {
         method: "POST",
         headers: { ...auth(), "content-type": "application/octet-stream" },
         body: bytes(1024 * 1024, seed),
       });
       expect(res.status).toBe(204);
     }
-    const tail = (await fetch(url(src), { method: "HEAD", headers: auth() })).headers.get("stream-next-offset");
+    const tail = (await send(url(src), { method: "HEAD", headers: auth() })).headers.get("stream-next-offset");
 
     const fork = await put(`big-fork-${run}`, { "stream-forked-from": `/v1/stream/${src}` });
     expect(fork.status).toBe(201);
@@ -65,7 +55,7 @@ describe("stream forks", () => {
     expect(Buffer.from(await readAll(`big-fork-${run}`)).equals(Buffer.from(await readAll(src)))).toBe(true);
 
     // An offset handed out by the source means the same on the fork.
-    const fromMid = await fetch(`${url(`big-fork-${run}`)}?offset=${mid}`, { headers: auth() });
+    const fromMid = await send(`${url(`big-fork-${run}`)}?offset=${mid}`, { headers: auth() });
     expect(fromMid.status).toBe(200);
     expect(Buffer.from(await fromMid.arrayBuffer()).equals(Buffer.from(bytes(1024 * 1024, 2)))).toBe(true);
 
@@ -83,7 +73,7 @@ describe("stream forks", () => {
     const src = `json-src-${run}`;
     const created = await put(src, { "content-type": "application/json" }, `[{"a":1},{"b":2}]`);
     const afterFirst = created.headers.get("stream-next-offset") as string;
-    await fetch(url(src), {
+    await send(url(src), {
       method: "POST",
       headers: { ...auth(), "content-type": "application/json" },
       body: `[{"c":3},{"d":4}]`,
@@ -95,7 +85,7 @@ describe("stream forks", () => {
     });
     expect((await put(`json-over-${run}`, from("0000000000000000_0000000000000000", 3))).status).toBe(400);
     expect((await put(`json-two-${run}`, from(afterFirst, 1))).status).toBe(201);
-    const body = await fetch(`${url(`json-two-${run}`)}?offset=-1`, { headers: auth() });
+    const body = await send(`${url(`json-two-${run}`)}?offset=-1`, { headers: auth() });
     expect(await body.json()).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
   });
 
@@ -111,13 +101,13 @@ describe("stream forks", () => {
     expect(statuses.sort()).toEqual([200, 200, 201]);
     expect(new TextDecoder().decode(await readAll(fork))).toBe("shared");
 
-    expect((await fetch(url(src), { method: "DELETE", headers: auth() })).status).toBe(204);
-    expect((await fetch(url(src), { method: "HEAD", headers: auth() })).status).toBe(410);
-    expect((await fetch(url(fork), { method: "DELETE", headers: auth() })).status).toBe(204);
+    expect((await send(url(src), { method: "DELETE", headers: auth() })).status).toBe(204);
+    expect((await send(url(src), { method: "HEAD", headers: auth() })).status).toBe(410);
+    expect((await send(url(fork), { method: "DELETE", headers: auth() })).status).toBe(204);
     // One reference, released once: the source is fully gone and its path is free again.
     await waitFor(
       "the soft-deleted source to be dropped",
-      async () => (await fetch(url(src), { method: "HEAD", headers: auth() })).status === 404,
+      async () => (await send(url(src), { method: "HEAD", headers: auth() })).status === 404,
       5_000,
     );
     expect((await put(src, { "content-type": "text/plain" })).status).toBe(201);
@@ -136,12 +126,12 @@ describe("stream forks", () => {
   });
 
   test("forks stay within the tenant", async () => {
-    await put(`tenant-src-${run}`, { "content-type": "text/plain" }, "a's", "fork-key-a");
+    await put(`tenant-src-${run}`, { "content-type": "text/plain" }, "a's", "stream-key-a");
     const res = await put(
       `tenant-fork-${run}`,
       { "stream-forked-from": `/v1/stream/tenant-src-${run}` },
       undefined,
-      "fork-key-b",
+      "stream-key-b",
     );
     expect(res.status).toBe(404);
   });
