@@ -17,6 +17,7 @@ import { base64, controlEvent, dataEvent } from "../streams/sse.ts";
 import { streamStub } from "../objects/stubs.ts";
 import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
 import type { AppEnv } from "./app-env.ts";
+import { readLimitedBody } from "./body-limit.ts";
 
 /**
  * Durable Streams at /v1/stream/{path} (durable-streams PROTOCOL.md): PUT creates, POST appends
@@ -54,13 +55,8 @@ function longPollMs(env: Env): number {
 }
 
 async function readBody(request: Request): Promise<Uint8Array | Response> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_APPEND_BYTES)
-    return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
-  const body = new Uint8Array(await request.arrayBuffer());
-  if (body.byteLength > MAX_APPEND_BYTES)
-    return streamError("payload_too_large", `bodies are limited to ${MAX_APPEND_BYTES} bytes`);
-  return body;
+  const body = await readLimitedBody(request, MAX_APPEND_BYTES);
+  return body.ok ? body.value : streamError(body.code, body.message);
 }
 
 function infoHeaders(info: StreamInfo): Record<string, string> {
@@ -99,12 +95,9 @@ streams.all("/*", async (c) => {
       return result.kind === "deleted" ? streamResponse(204, {}) : streamError("not_found", "no such stream");
     }
     default:
-      return streamError(
-        "invalid_request",
-        `${method} is not a stream method`,
-        { allow: BASE_HEADERS["access-control-allow-methods"] as string },
-        405,
-      );
+      return streamError("method_not_allowed", `${method} is not a stream method`, {
+        allow: BASE_HEADERS["access-control-allow-methods"] as string,
+      });
   }
 });
 
