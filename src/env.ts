@@ -1,5 +1,4 @@
 import type { RunObject } from "./objects/run-object.ts";
-import type { StreamObject } from "./objects/stream-object.ts";
 import type { TenantIndex } from "./objects/tenant-index.ts";
 
 export interface Env {
@@ -9,8 +8,8 @@ export interface Env {
   API_KEYS: string;
   /** HMAC secret for runner and viewer tokens. */
   TOKEN_SECRET: string;
-  /** One StreamObject per Durable Streams stream, named by tenant and path. */
-  STREAMS: DurableObjectNamespace<StreamObject>;
+  /** One StreamObject per Durable Streams stream, named by tenant and path (reach it via streamStub). */
+  STREAMS: DurableObjectNamespace;
   /** "true" lets requests without credentials use streams as the sandbox tenant "anonymous". Off by default. */
   ALLOW_ANONYMOUS_STREAMS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */

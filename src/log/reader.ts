@@ -3,11 +3,35 @@ import { encodeOffset, type OffsetRef, parseOffset } from "./offsets.ts";
 import type { LogWaiters } from "./waiters.ts";
 
 /**
+ * Reads of a log as a Durable Streams stream, and the contract every readable log answers (a
+ * generic stream's StreamObject, a run's RunObject): `ReadRequest` in, `ReadResult` out, with
+ * `StreamInfo` describing the stream.
+ */
+
+/**
  * At most this much is returned by one read of a log, whatever reads it. Bytes are the real
  * bound; the entry cap only stops a page of tiny messages from growing without end. (A cap of
  * 1,000 made a catch-up of 20,000 150-byte events take 20 GETs instead of 3.)
  */
 export const LOG_READ_LIMITS = { maxBytes: 1024 * 1024, maxEntries: 10_000 };
+
+/** What a readable log is, as HEAD and every read report it. */
+export interface StreamInfo {
+  /** Random per incarnation of the stream: a recreated stream never matches an old ETag. */
+  streamId: string;
+  contentType: string;
+  /** Offset token of the tail. */
+  tail: string;
+  closed: boolean;
+  ttlSeconds: number | null;
+  expiresAt: string | null;
+}
+
+export interface ReadRequest {
+  offset: OffsetRef;
+  /** How long to wait for data when the offset is at the tail (0: answer at once). */
+  waitMs: number;
+}
 
 export type PageRead =
   | {
@@ -23,6 +47,14 @@ export type PageRead =
       closedAtEnd: boolean;
     }
   | { kind: "bad_offset"; message: string };
+
+/** A page of the log and what the stream is; or why there is none. */
+export type ReadResult =
+  | (Extract<PageRead, { kind: "read" }> & { info: StreamInfo })
+  | Extract<PageRead, { kind: "bad_offset" }>
+  | { kind: "not_found" }
+  /** Soft-deleted: the stream was deleted or expired while forks of it live. */
+  | { kind: "gone" };
 
 /** One bounded read from a client offset, which must name an entry boundary of this log. */
 export function readPage(log: LogCore, offset: OffsetRef, render: (bodies: Uint8Array[]) => Uint8Array): PageRead {
@@ -44,20 +76,23 @@ export function readPage(log: LogCore, offset: OffsetRef, render: (bodies: Uint8
 }
 
 /** A read that found nothing new in a log that is still open: worth waiting for an append. */
-export function nothingYet(result: { kind: string; count?: number; info?: { closed: boolean } }): boolean {
-  return result.kind === "read" && result.count === 0 && result.info?.closed === false;
+function nothingYet(result: ReadResult): boolean {
+  return result.kind === "read" && result.count === 0 && !result.info.closed;
 }
 
 /**
  * A read that, finding nothing new at the tail of an open log, waits up to `waitMs` for an
  * append (long-poll, SSE) and reads once more. `read` re-checks whatever may have changed.
  */
-export async function readOrWait<
-  R extends { kind: string; start?: string; count?: number; info?: { closed: boolean } },
->(read: (offset: OffsetRef) => R, offset: OffsetRef, waiters: LogWaiters, waitMs: number): Promise<R> {
+export async function readOrWait(
+  read: (offset: OffsetRef) => ReadResult,
+  offset: OffsetRef,
+  waiters: LogWaiters,
+  waitMs: number,
+): Promise<ReadResult> {
   const first = read(offset);
   if (waitMs <= 0 || !nothingYet(first)) return first;
   await waiters.wait(waitMs);
   // `now` meant the tail when the reader asked, not when it woke: read on from where it started.
-  return read((first.start !== undefined ? parseOffset(first.start) : null) ?? offset);
+  return read((first.kind === "read" ? parseOffset(first.start) : null) ?? offset);
 }

@@ -22,8 +22,4 @@ export class LogWaiters {
   notify(): void {
     for (const done of [...this.waiting]) done(true);
   }
-
-  get size(): number {
-    return this.waiting.size;
-  }
 }

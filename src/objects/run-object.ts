@@ -18,7 +18,7 @@ import {
   CLOSE_NORMAL,
   type RunEvent,
 } from "../protocol/index.ts";
-import { readOrWait, readPage } from "../log/reader.ts";
+import { type ReadRequest, type ReadResult, readOrWait, readPage, type StreamInfo } from "../log/reader.ts";
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { LogWaiters } from "../log/waiters.ts";
 import { controllerCommand } from "../run/controller.ts";
@@ -31,7 +31,6 @@ import { Timers } from "../run/timers.ts";
 import { attachmentOf, closeSocket, RunSockets, send } from "../run/sockets.ts";
 import { handleViewerFrame } from "../run/viewer-session.ts";
 import { renderBody } from "../streams/content.ts";
-import type { ReadRequest, ReadResult, StreamInfo } from "../streams/types.ts";
 import { RUN_SCHEMA } from "./run-schema.ts";
 import { tenantIndexStub } from "./stubs.ts";
 

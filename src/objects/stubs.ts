@@ -1,6 +1,6 @@
 import type { Env } from "../env.ts";
 import type { RunObject } from "./run-object.ts";
-import type { StreamObject } from "./stream-object.ts";
+import type { StreamApi } from "../streams/stream-api.ts";
 import type { TenantIndex } from "./tenant-index.ts";
 
 // How every Durable Object is named, in one place: a name decides which object a request reaches.
@@ -35,6 +35,6 @@ export function tenantIndexStub(env: Env, tenant: string): TenantIndexApi {
 }
 
 /** The StreamObject of one stream: named by tenant and path, so a path under two tenants is two streams. */
-export function streamStub(env: Env, tenant: string, path: string): DurableObjectStub<StreamObject> {
-  return env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify([tenant, path])));
+export function streamStub(env: Env, tenant: string, path: string): StreamApi {
+  return env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify([tenant, path]))) as unknown as StreamApi;
 }

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
-import { isFailure } from "../protocol/index.ts";
+import { isFailure, ok } from "../protocol/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { runAccess } from "./auth.ts";
 import { errorResponse, failureResponse } from "./respond.ts";
-import { type StreamReader, serveStreamHead, serveStreamRead } from "./streams.ts";
 import { runStub } from "../objects/stubs.ts";
+import { serveStreamHead, serveStreamRead } from "../streams/read-responses.ts";
+import { NO_SUCH_STREAM, type StreamReader } from "../streams/stream-api.ts";
 
 /**
  * A run's event log as a read-only Durable Streams stream in JSON mode: offsets come from seq,
@@ -19,7 +20,13 @@ runStream.on(["GET", "HEAD"], "/:runId/stream", async (c) => {
   // Unknown and purged runs answer as the rest of the API does: 404, or 410 with the status.
   const run = await stub.get();
   if (isFailure(run)) return failureResponse(run);
-  const reader: StreamReader = { read: (request) => stub.readLog(request), head: () => stub.streamHead() };
+  const reader: StreamReader = {
+    read: (request) => stub.readLog(request),
+    describe: async () => {
+      const info = await stub.streamHead();
+      return info ? ok(info) : NO_SUCH_STREAM;
+    },
+  };
   if (c.req.method === "HEAD") return serveStreamHead(reader);
   return serveStreamRead(c.env, reader, c.req.raw, new URL(c.req.url));
 });

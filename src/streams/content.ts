@@ -1,3 +1,5 @@
+import { fail, ok, type Result } from "../protocol/index.ts";
+
 /** Content types, JSON mode and body splitting for Durable Streams. */
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
@@ -28,40 +30,42 @@ export function isTextType(contentType: string): boolean {
 
 const encoder = new TextEncoder();
 
-export type Messages = { ok: true; messages: Uint8Array[] } | { ok: false; status: 400 | 413; message: string };
-
 /**
  * JSON mode: validates the body and flattens one level of array, one message per element, each
  * re-serialised compactly. `allowEmpty`: an empty array is a valid PUT body but not a POST body.
  */
-export function jsonMessages(body: Uint8Array, allowEmpty: boolean): Messages {
+function jsonMessages(body: Uint8Array, allowEmpty: boolean): Result<Uint8Array[]> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
   } catch {
-    return { ok: false, status: 400, message: "the body is not valid JSON" };
+    return fail("invalid_request", "the body is not valid JSON");
   }
   const values = Array.isArray(parsed) ? parsed : [parsed];
-  if (values.length === 0 && !allowEmpty)
-    return { ok: false, status: 400, message: "an empty JSON array appends nothing" };
+  if (values.length === 0 && !allowEmpty) return fail("invalid_request", "an empty JSON array appends nothing");
   const messages: Uint8Array[] = [];
   for (const value of values) {
     const bytes = encoder.encode(JSON.stringify(value));
-    if (bytes.byteLength > MAX_ENTRY_BYTES) {
-      return { ok: false, status: 413, message: `a JSON message is limited to ${MAX_ENTRY_BYTES} bytes` };
-    }
+    if (bytes.byteLength > MAX_ENTRY_BYTES)
+      return fail("payload_too_large", `a JSON message is limited to ${MAX_ENTRY_BYTES} bytes`);
     messages.push(bytes);
   }
-  return { ok: true, messages };
+  return ok(messages);
 }
 
 /** Byte mode: the body as entries of at most MAX_ENTRY_BYTES (boundaries carry no meaning). */
-export function byteMessages(body: Uint8Array): Uint8Array[] {
+function byteMessages(body: Uint8Array): Uint8Array[] {
   const parts: Uint8Array[] = [];
   for (let at = 0; at < body.byteLength; at += MAX_ENTRY_BYTES) {
     parts.push(body.subarray(at, Math.min(at + MAX_ENTRY_BYTES, body.byteLength)));
   }
   return parts;
+}
+
+/** A PUT or POST body as entries of a stream of `contentType`. */
+export function splitBody(body: Uint8Array, contentType: string, allowEmptyJson: boolean): Result<Uint8Array[]> {
+  if (body.byteLength === 0) return ok([]);
+  return isJsonType(contentType) ? jsonMessages(body, allowEmptyJson) : ok(byteMessages(body));
 }
 
 /** What a read returns: concatenated bytes, or for JSON mode one JSON array of the messages. */

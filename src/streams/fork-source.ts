@@ -1,9 +1,10 @@
 import type { LogCore } from "../log/log.ts";
 import type { LogPosition } from "../log/offsets.ts";
+import { fail, ok, type Result } from "../protocol/index.ts";
 import { isJsonType, mediaType } from "./content.ts";
 import type { ForkTables } from "./fork-tables.ts";
 import type { Meta } from "./meta.ts";
-import type { ForkBeginRequest, ForkBeginResult, ForkPageResult } from "./types.ts";
+import type { ForkBeginRequest, ForkPage, ForkStart } from "./stream-api.ts";
 
 /**
  * The source side of a fork: what a fork copies. A fork copies the source's entries 1..seq of
@@ -20,24 +21,21 @@ export function beginFork(
   meta: Meta,
   request: ForkBeginRequest,
   now: number,
-): ForkBeginResult {
-  if (request.contentType !== null && mediaType(request.contentType) !== mediaType(meta.contentType)) {
-    return { kind: "conflict", message: `the source stream's content type is ${meta.contentType}` };
-  }
+): Result<ForkStart> {
+  if (request.contentType !== null && mediaType(request.contentType) !== mediaType(meta.contentType))
+    return fail("conflict", `the source stream's content type is ${meta.contentType}`);
   const resolved = log.resolve(request.offset ?? { kind: "now" });
   if (resolved.kind !== "ok")
-    return { kind: "bad_offset", message: "Stream-Fork-Offset is not an offset of the source stream" };
+    return fail("invalid_request", "Stream-Fork-Offset is not an offset of the source stream");
   let prefix: Uint8Array[] = [];
   if (request.subOffset > 0) {
     const slice = subOffsetPrefix(log, forks, resolved.position, request.subOffset, isJsonType(meta.contentType));
-    if (!slice)
-      return { kind: "bad_offset", message: "Stream-Fork-Sub-Offset goes past the append at the fork offset" };
+    if (!slice) return fail("invalid_request", "Stream-Fork-Sub-Offset goes past the append at the fork offset");
     prefix = slice;
   }
   // Taken in the same transaction as the checks; repeating a begin with the same name takes no second one.
   forks.addRef(request.forkRef, request.forkPath, now);
-  return {
-    kind: "ok",
+  return ok({
     streamId: meta.streamId,
     contentType: meta.contentType,
     ttlSeconds: meta.ttlSeconds,
@@ -45,14 +43,14 @@ export function beginFork(
     expiresAtMs: meta.expiresAtMs,
     point: resolved.position,
     prefix,
-  };
+  });
 }
 
 /**
  * Stream-Fork-Sub-Offset: the first `subOffset` bytes (binary) or messages (JSON) of the append
  * that starts at the fork point. Null when there is no such append or it is shorter.
  */
-export function subOffsetPrefix(
+function subOffsetPrefix(
   log: LogCore,
   forks: ForkTables,
   point: LogPosition,
@@ -80,20 +78,14 @@ export function subOffsetPrefix(
 }
 
 /** One page of the entries a fork copies: after `after`, never past `through`. */
-export function forkPage(
-  log: LogCore,
-  forks: ForkTables,
-  after: number,
-  through: number,
-): Extract<ForkPageResult, { kind: "ok" }> {
-  if (after >= through) return { kind: "ok", entries: [], appends: [] };
+export function forkPage(log: LogCore, forks: ForkTables, after: number, through: number): ForkPage {
+  if (after >= through) return { entries: [], appends: [] };
   const page = log.read(
     { seq: after, pos: 0 },
     { maxBytes: PAGE_LIMITS.maxBytes, maxEntries: Math.min(PAGE_LIMITS.maxEntries, through - after) },
   );
   const last = page.entries.at(-1)?.seq ?? after;
   return {
-    kind: "ok",
     entries: page.entries.map((entry) => ({ body: entry.body, time: entry.time })),
     appends: forks.appendsStarting(after, last, through),
   };

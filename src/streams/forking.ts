@@ -1,8 +1,18 @@
-import { encodeOffset, LOG_START, type OffsetRef } from "../log/offsets.ts";
-import type { StreamObject } from "../objects/stream-object.ts";
-import { DEFAULT_CONTENT_TYPE, mediaType } from "./content.ts";
-import { insertMeta, type Meta, splitBody } from "./meta.ts";
-import type { CreateRequest, CreateResult, ForkBeginResult, ForkPageResult, ForkSpec } from "./types.ts";
+import { encodeOffset } from "../log/offsets.ts";
+import { fail, ok, type Result } from "../protocol/index.ts";
+import { splitBody } from "./content.ts";
+import type { CreateRequest, Created, ForkPage, ForkSpec, ForkStart, StreamApi } from "./stream-api.ts";
+import type { StreamStore } from "./stream-store.ts";
+
+/** What creating a fork needs from the fork's StreamObject. */
+export interface ForkHost {
+  /** Runs `step` as one SQLite transaction over the fork's storage. */
+  transaction<T>(step: (store: StreamStore) => T): T;
+  /** Arms the alarm for the fork's next durable deadline (the copy's timeout among them). */
+  scheduleAlarm(): Promise<void>;
+  /** The source stream's object, in the fork's tenant. */
+  source(tenant: string, path: string): Pick<StreamApi, "forkBegin" | "forkPage">;
+}
 
 /**
  * Creating a fork, on the fork's object. Steps, each its own transaction:
@@ -14,39 +24,14 @@ import type { CreateRequest, CreateResult, ForkBeginResult, ForkPageResult, Fork
  *  4. create the stream: configuration, sub-offset slice, the PUT body, closure.
  * Any failure after 1 forgets the copy and queues the reference's release.
  */
-export async function createFork(stream: StreamObject, request: CreateRequest, fork: ForkSpec): Promise<CreateResult> {
-  const early = stream.transaction((): CreateResult | null => {
-    const now = Date.now();
-    const status = stream.status(now);
-    if (status.kind === "gone")
-      return { kind: "conflict", message: "the stream was deleted and is kept until its forks are deleted" };
-    if (status.kind === "live") {
-      if (!sameConfig(stream, status.meta, request))
-        return { kind: "conflict", message: "the stream exists with a different configuration" };
-      return { kind: "exists", info: stream.info(status.meta) };
-    }
-    // A copy left by a restart (nothing runs here now: creations wait for each other).
-    if (stream.forks.lineage()) stream.abandonFork(now);
-    if (fork.sourcePath === request.path) return { kind: "not_found", message: "the source stream does not exist" };
-    if (request.contentType !== null) {
-      const split = splitBody(request.body, request.contentType, true);
-      if (!split.ok) return { kind: "invalid", status: split.status, message: split.message };
-    }
-    stream.forks.startLineage({
-      tenant: request.tenant,
-      sourcePath: fork.sourcePath,
-      forkRef: crypto.randomUUID(),
-      subOffset: fork.subOffset,
-      startedAt: now,
-    });
-    return null;
-  });
-  if (early) return early;
-  await stream.settle(true); // arms the alarm that cleans up after a crash mid-copy
+export async function createFork(host: ForkHost, request: CreateRequest, fork: ForkSpec): Promise<Result<Created>> {
+  const started = host.transaction((store) => startLineage(store, request, fork));
+  if (typeof started !== "string") return started;
+  const forkRef = started;
+  await host.scheduleAlarm(); // cleans up after a crash mid-copy
 
-  const forkRef = stream.forks.lineage()?.forkRef as string;
-  const source = stream.sourceStub(request.tenant, fork.sourcePath);
-  const giveUp = () => stream.transaction(() => stream.abandonFork(Date.now()));
+  const source = host.source(request.tenant, fork.sourcePath);
+  const giveUp = () => host.transaction((store) => store.abandonFork(Date.now()));
   try {
     const begin = await source.forkBegin({
       forkRef,
@@ -55,108 +40,91 @@ export async function createFork(stream: StreamObject, request: CreateRequest, f
       subOffset: fork.subOffset,
       contentType: request.contentType,
     });
-    if (begin.kind !== "ok") {
+    if (!begin.ok) {
       giveUp();
-      return refusal(begin);
+      return begin;
     }
-    stream.transaction(() => stream.log.init());
+    const start = begin.value;
+    host.transaction((store) => store.log.init());
     let after = 0;
-    while (after < begin.point.seq) {
-      const page = await source.forkPage({ forkRef, streamId: begin.streamId, after, through: begin.point.seq });
-      if (page.kind !== "ok" || page.entries.length === 0) {
+    while (after < start.point.seq) {
+      const page = await source.forkPage({ forkRef, streamId: start.streamId, after, through: start.point.seq });
+      if (!page.ok || page.value.entries.length === 0) {
         giveUp();
-        return { kind: "not_found", message: "the source stream went away during the fork" };
+        return fail("not_found", "the source stream went away during the fork");
       }
-      stream.transaction(() => copyPage(stream, page));
-      after += page.entries.length;
+      const copied = page.value;
+      host.transaction((store) => copyPage(store, copied));
+      after += copied.entries.length;
     }
-    return stream.transaction(() => finish(stream, request, begin));
+    return host.transaction((store) => finish(store, request, start));
   } catch (error) {
     giveUp();
     throw error;
   }
 }
 
-function refusal(begin: Exclude<ForkBeginResult, { kind: "ok" }>): CreateResult {
-  switch (begin.kind) {
-    case "not_found":
-      return { kind: "not_found", message: "the source stream does not exist" };
-    case "gone":
-      return { kind: "conflict", message: "the source stream was deleted" };
-    case "conflict":
-      return { kind: "conflict", message: begin.message };
-    case "bad_offset":
-      return { kind: "invalid", status: 400, message: begin.message };
+/** Step 1: the answer when the path is taken or the request cannot be a fork; else the new reference's name. */
+function startLineage(store: StreamStore, request: CreateRequest, fork: ForkSpec): Result<Created> | string {
+  const now = Date.now();
+  const existing = store.existing(request, now);
+  if (existing) return existing;
+  if (fork.sourcePath === request.path) return fail("not_found", "the source stream does not exist");
+  if (request.contentType !== null) {
+    const split = splitBody(request.body, request.contentType, true);
+    if (!split.ok) return split;
   }
+  const forkRef = crypto.randomUUID();
+  store.forks.startLineage({
+    tenant: request.tenant,
+    sourcePath: fork.sourcePath,
+    forkRef,
+    subOffset: fork.subOffset,
+    startedAt: now,
+  });
+  return forkRef;
 }
 
 /** Appends a page of the source's entries with their original times; offsets come out identical. */
-function copyPage(stream: StreamObject, page: Extract<ForkPageResult, { kind: "ok" }>): void {
+function copyPage(store: StreamStore, page: ForkPage): void {
   let run: Uint8Array[] = [];
   let time = 0;
   for (const entry of page.entries) {
     if (run.length > 0 && entry.time !== time) {
-      stream.log.append(run, time);
+      store.log.append(run, time);
       run = [];
     }
     run.push(entry.body);
     time = entry.time;
   }
-  if (run.length > 0) stream.log.append(run, time);
-  for (const span of page.appends) stream.forks.recordAppend(span.first, span.last);
+  if (run.length > 0) store.log.append(run, time);
+  for (const span of page.appends) store.forks.recordAppend(span.first, span.last);
 }
 
-function finish(
-  stream: StreamObject,
-  request: CreateRequest,
-  begin: Extract<ForkBeginResult, { kind: "ok" }>,
-): CreateResult {
+function finish(store: StreamStore, request: CreateRequest, start: ForkStart): Result<Created> {
   const now = Date.now();
-  const contentType = request.contentType ?? begin.contentType;
+  const contentType = request.contentType ?? start.contentType;
   const split = splitBody(request.body, contentType, true);
   if (!split.ok) {
-    stream.abandonFork(now);
-    return { kind: "invalid", status: split.status, message: split.message };
+    store.abandonFork(now);
+    return split;
   }
   // A fork that names no expiry takes the source's; it does not get capped by it otherwise.
   const own = request.ttlSeconds !== null || request.expiresAt !== null;
-  insertMeta(
-    stream.sql,
+  store.insertMeta(
     {
       tenant: request.tenant,
       path: request.path,
       contentType,
-      ttlSeconds: own ? request.ttlSeconds : begin.ttlSeconds,
-      expiresAt: own ? request.expiresAt : begin.expiresAt,
-      expiresAtMs: own ? request.expiresAtMs : begin.expiresAtMs,
+      ttlSeconds: own ? request.ttlSeconds : start.ttlSeconds,
+      expiresAt: own ? request.expiresAt : start.expiresAt,
+      expiresAtMs: own ? request.expiresAtMs : start.expiresAtMs,
     },
     now,
   );
-  stream.appendEntries(begin.prefix, now);
-  stream.appendEntries(split.messages, now);
-  if (request.closed) stream.log.close(null);
-  stream.forks.finishLineage(encodeOffset(begin.point), !own);
-  return { kind: "created", info: stream.info(stream.mustMeta()) };
-}
-
-function offsetToken(ref: OffsetRef): string {
-  if (ref.kind === "start") return encodeOffset(LOG_START);
-  if (ref.kind === "now") return "now";
-  return encodeOffset(ref);
-}
-
-/** Idempotent PUT: does the request describe the stream as it was created? */
-export function sameConfig(stream: StreamObject, meta: Meta, request: CreateRequest): boolean {
-  const lineage = stream.forks.lineage();
-  const fork = request.fork;
-  const contentType = request.contentType ?? (fork ? meta.contentType : DEFAULT_CONTENT_TYPE);
-  if (mediaType(contentType) !== mediaType(meta.contentType)) return false;
-  const namesExpiry = request.ttlSeconds !== null || request.expiresAt !== null;
-  const inherited = !namesExpiry && lineage?.expiryInherited === true;
-  if (!inherited && (meta.ttlSeconds !== request.ttlSeconds || meta.expiresAt !== request.expiresAt)) return false;
-  if (stream.log.mustState().closed !== request.closed) return false;
-  if ((fork?.sourcePath ?? null) !== (lineage?.sourcePath ?? null)) return false;
-  // An omitted fork offset meant "the tail then"; a retry that omits it again matches.
-  if (fork?.offset && offsetToken(fork.offset) !== lineage?.forkOffset) return false;
-  return (fork?.subOffset ?? 0) === (lineage?.subOffset ?? 0);
+  store.appendEntries(start.prefix, now);
+  store.appendEntries(split.value, now);
+  if (request.closed) store.log.close(null);
+  store.forks.finishLineage(encodeOffset(start.point), !own);
+  return ok({ kind: "created", info: store.currentInfo() });
 }

@@ -1,13 +1,19 @@
 import { tenantForKey } from "../auth/api-keys.ts";
+import { bearerCredential } from "../auth/credentials.ts";
 import { looksLikeToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import {
   ANONYMOUS_STREAM_TENANT,
   ERROR_STATUS,
-  type ErrorCode,
   errorBody,
+  type Failure,
+  fail,
+  ok,
+  type Result,
   STREAM_HEADERS as H,
 } from "../protocol/index.ts";
+
+/** HTTP of Durable Streams responses: CORS on every one, the one error path, and who the caller is. */
 
 /** Headers every stream response carries: CORS (PROTOCOL §10.7 browser safety included). */
 export const BASE_HEADERS: Record<string, string> = {
@@ -57,16 +63,15 @@ export function streamResponse(
   return new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
 }
 
-export function streamError(
-  code: ErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-  status?: number,
-): Response {
+/**
+ * Every stream refusal, in the API's error body with its mapped status; `headers` carry what the
+ * protocol adds to some (Producer-Epoch on 403, Stream-Closed on 409…). CORS headers included.
+ */
+export function streamFailure(failure: Failure, headers: Record<string, string> = {}): Response {
   return streamResponse(
-    status ?? ERROR_STATUS[code],
+    ERROR_STATUS[failure.code],
     { "content-type": "application/json", ...headers },
-    JSON.stringify(errorBody(code, message)),
+    JSON.stringify(errorBody(failure.code, failure.message)),
   );
 }
 
@@ -75,15 +80,14 @@ export function streamError(
  * ALLOW_ANONYMOUS_STREAMS=true, the sandbox tenant for requests without credentials. Run tokens
  * are for a run's own routes and are refused here.
  */
-export function streamTenant(env: Env, authorization: string | undefined): { tenant: string } | Response {
+export function streamTenant(env: Env, authorization: string | undefined): Result<string> {
   if (authorization === undefined || authorization.trim() === "") {
-    if (env.ALLOW_ANONYMOUS_STREAMS === "true") return { tenant: ANONYMOUS_STREAM_TENANT };
-    return streamError("unauthorized", "missing credentials: send Authorization: Bearer <API key>");
+    if (env.ALLOW_ANONYMOUS_STREAMS === "true") return ok(ANONYMOUS_STREAM_TENANT);
+    return fail("unauthorized", "missing credentials: send Authorization: Bearer <API key>");
   }
-  if (!authorization.startsWith("Bearer ")) return streamError("unauthorized", "use Authorization: Bearer <API key>");
-  const credential = authorization.slice("Bearer ".length).trim();
-  if (looksLikeToken(credential)) return streamError("forbidden", "run tokens cannot use /v1/stream; send an API key");
+  const credential = bearerCredential(authorization);
+  if (credential === null) return fail("unauthorized", "use Authorization: Bearer <API key>");
+  if (looksLikeToken(credential)) return fail("forbidden", "run tokens cannot use /v1/stream; send an API key");
   const tenant = tenantForKey(env.API_KEYS, credential);
-  if (!tenant) return streamError("unauthorized", "unknown API key");
-  return { tenant };
+  return tenant ? ok(tenant) : fail("unauthorized", "unknown API key");
 }

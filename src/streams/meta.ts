@@ -1,5 +1,3 @@
-import { byteMessages, isJsonType, jsonMessages, type Messages } from "./content.ts";
-
 /** A stream's configuration row (stream_meta) and the rules derived from it. */
 export interface Meta {
   streamId: string;
@@ -75,8 +73,16 @@ export function deadline(meta: Meta): number | null {
   return candidates.length === 0 ? null : Math.min(...candidates);
 }
 
-/** A PUT or POST body as entries of a stream of `contentType`. */
-export function splitBody(body: Uint8Array, contentType: string, allowEmptyJson: boolean): Messages {
-  if (body.byteLength === 0) return { ok: true, messages: [] };
-  return isJsonType(contentType) ? jsonMessages(body, allowEmptyJson) : { ok: true, messages: byteMessages(body) };
+/** Reads and writes restart a sliding TTL. */
+export function touchMeta(sql: SqlStorage, now: number): void {
+  sql.exec("UPDATE stream_meta SET touched_at = ? WHERE singleton = 1", now);
+}
+
+/** The last accepted Stream-Seq (writer coordination). */
+export function setWriterSeq(sql: SqlStorage, writerSeq: string): void {
+  sql.exec("UPDATE stream_meta SET writer_seq = ? WHERE singleton = 1", writerSeq);
+}
+
+export function deleteMeta(sql: SqlStorage): void {
+  sql.exec("DELETE FROM stream_meta");
 }

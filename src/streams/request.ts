@@ -1,15 +1,16 @@
 import type { OffsetRef } from "../log/offsets.ts";
 import { parseOffset } from "../log/offsets.ts";
 import type { ProducerClaim } from "../log/producers.ts";
-import { STREAM_HEADERS as H } from "../protocol/index.ts";
+import { type Failure, fail, ok, type Result, STREAM_HEADERS as H } from "../protocol/index.ts";
 import { isValidContentType } from "./content.ts";
 
-/** Parsing of Durable Streams request headers and query parameters. Pure; errors are 400s. */
+/**
+ * Parsing of Durable Streams request headers and query parameters. Pure; refusals are 400s:
+ * `invalid_request` for the path and headers, `invalid_query` for a read's query.
+ */
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
-const bad = (message: string): Parsed<never> => ({ ok: false, message });
+const bad = (message: string): Failure => fail("invalid_request", message);
+const badQuery = (message: string): Failure => fail("invalid_query", message);
 
 /** Non-negative decimal integer without sign, leading zeros, fraction or exponent. */
 const CANONICAL_UINT = /^(0|[1-9]\d*)$/;
@@ -17,7 +18,7 @@ const UINT = /^\d+$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** Stream path after /v1/stream/: kept percent-encoded as sent; no empty, "." or ".." segments. */
-export function parseStreamPath(rawPath: string): Parsed<string> {
+export function parseStreamPath(rawPath: string): Result<string> {
   if (rawPath.length === 0) return bad("the stream path is empty");
   if (rawPath.length > 1024) return bad("the stream path is longer than 1024 characters");
   for (const segment of rawPath.split("/")) {
@@ -36,7 +37,7 @@ export interface CreateHeaders {
   closed: boolean;
 }
 
-export function parseCreateHeaders(headers: Headers): Parsed<CreateHeaders> {
+export function parseCreateHeaders(headers: Headers): Result<CreateHeaders> {
   const rawType = headers.get("content-type");
   const contentType = rawType !== null && isValidContentType(rawType) ? rawType.trim() : null;
   const ttl = headers.get(H.ttl);
@@ -63,7 +64,7 @@ export interface ForkHeaders {
 }
 
 /** Stream-Forked-From (a path such as /v1/stream/x), Stream-Fork-Offset, Stream-Fork-Sub-Offset. */
-export function parseForkHeaders(headers: Headers, prefix: string): Parsed<ForkHeaders | null> {
+export function parseForkHeaders(headers: Headers, prefix: string): Result<ForkHeaders | null> {
   const from = headers.get(H.forkedFrom);
   const offset = headers.get(H.forkOffset);
   const sub = headers.get(H.forkSubOffset);
@@ -102,7 +103,7 @@ export interface AppendHeaders {
   writerSeq: string | null;
 }
 
-export function parseAppendHeaders(headers: Headers): Parsed<AppendHeaders> {
+export function parseAppendHeaders(headers: Headers): Result<AppendHeaders> {
   const id = headers.get(H.producerId);
   const epoch = headers.get(H.producerEpoch);
   const seq = headers.get(H.producerSeq);
@@ -132,18 +133,19 @@ export interface ReadQuery {
   cursor: string | undefined;
 }
 
-export function parseReadQuery(url: URL): Parsed<ReadQuery> {
+export function parseReadQuery(url: URL): Result<ReadQuery> {
   const offsets = url.searchParams.getAll("offset");
-  if (offsets.length > 1) return bad("send one offset parameter");
+  if (offsets.length > 1) return badQuery("send one offset parameter");
   let offset: OffsetRef | null = null;
   if (offsets.length === 1) {
     offset = parseOffset(offsets[0] as string);
-    if (!offset) return bad("offset must be -1, now or an offset this server returned");
+    if (!offset) return badQuery("offset must be -1, now or an offset this server returned");
   }
   const liveParam = url.searchParams.get("live");
   let live: ReadQuery["live"] = "none";
   if (liveParam === "long-poll" || liveParam === "sse") live = liveParam;
-  else if (liveParam !== null && liveParam !== "" && liveParam !== "false") return bad("live must be long-poll or sse");
-  if (live !== "none" && offset === null) return bad(`live=${live} needs an offset`);
+  else if (liveParam !== null && liveParam !== "" && liveParam !== "false")
+    return badQuery("live must be long-poll or sse");
+  if (live !== "none" && offset === null) return badQuery(`live=${live} needs an offset`);
   return ok({ offset, live, cursor: url.searchParams.get("cursor") ?? undefined });
 }
