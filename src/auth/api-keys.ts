@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /** Parses the API_KEYS secret: comma-separated `key=tenant` pairs. */
 export function parseApiKeys(raw: string | undefined): Map<string, string> {
   const keys = new Map<string, string>();
@@ -11,15 +13,22 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   return keys;
 }
 
-const cache = new Map<string, Map<string, string>>();
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** The tenant an API key belongs to, or null. Parsed once per distinct secret value. */
+/** SHA-256 of each key → its tenant, built once per distinct secret value. */
+const tables = new Map<string, Map<string, string>>();
+
+/**
+ * The tenant an API key belongs to, or null. Keys are looked up by their SHA-256, never as
+ * themselves: how long a lookup takes then depends only on the digest of what was sent, which
+ * tells a guesser nothing about how close a guess came to a real key.
+ */
 export function tenantForKey(raw: string | undefined, key: string): string | null {
   const source = raw ?? "";
-  let keys = cache.get(source);
-  if (!keys) {
-    keys = parseApiKeys(source);
-    cache.set(source, keys);
+  let table = tables.get(source);
+  if (!table) {
+    table = new Map([...parseApiKeys(source)].map(([apiKey, tenant]) => [sha256(apiKey), tenant]));
+    tables.set(source, table);
   }
-  return keys.get(key) ?? null;
+  return table.get(sha256(key)) ?? null;
 }

@@ -1,18 +1,22 @@
+import { z } from "zod";
+import { fail, ok, RUNNER_TOKEN_EXTRA_MS, type Result, type Timeouts, VIEWER_TOKEN_TTL_MS } from "../protocol/index.ts";
+
 /**
  * Run-scoped bearer tokens: `rt1.<claims>.<signature>`, both base64url, signed with
  * HMAC-SHA256 over the claims segment using TOKEN_SECRET.
  */
 export type TokenRole = "runner" | "viewer";
 
-export interface TokenClaims {
-  tenant: string;
-  runId: string;
-  role: TokenRole;
+const TokenClaims = z.object({
+  tenant: z.string(),
+  runId: z.string(),
+  role: z.enum(["runner", "viewer"]),
   /** Viewer tokens only: may send commands and approvals. */
-  interact: boolean;
+  interact: z.boolean(),
   /** Expiry, milliseconds since the epoch. */
-  exp: number;
-}
+  exp: z.number(),
+});
+export type TokenClaims = z.infer<typeof TokenClaims>;
 
 const PREFIX = "rt1";
 const encoder = new TextEncoder();
@@ -36,10 +40,15 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
 }
 
+/** Null for anything that is not unpadded base64url (a length of 1 mod 4 encodes no bytes). */
 function fromBase64Url(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
+  try {
+    const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+    return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  } catch {
+    return null;
+  }
 }
 
 export function looksLikeToken(value: string): boolean {
@@ -52,24 +61,45 @@ export async function signToken(secret: string, claims: TokenClaims): Promise<st
   return `${PREFIX}.${body}.${toBase64Url(new Uint8Array(signature))}`;
 }
 
-export type VerifyResult =
-  | { ok: true; claims: TokenClaims }
-  | { ok: false; reason: "malformed" | "bad_signature" | "expired" };
-
-export async function verifyToken(secret: string, token: string, now: number): Promise<VerifyResult> {
+/**
+ * The claims of a token signed with `secret` that has not expired at `now`; any other token is an
+ * `unauthorized` Failure. The signature is checked by crypto.subtle.verify, in constant time.
+ */
+export async function verifyToken(secret: string, token: string, now: number): Promise<Result<TokenClaims>> {
+  const invalid = fail("unauthorized", "invalid token");
   const [prefix, body, signature, ...rest] = token.split(".");
-  if (prefix !== PREFIX || !body || !signature || rest.length > 0) return { ok: false, reason: "malformed" };
+  if (prefix !== PREFIX || !body || !signature || rest.length > 0) return invalid;
   const signatureBytes = fromBase64Url(signature);
   const bodyBytes = fromBase64Url(body);
-  if (!signatureBytes || !bodyBytes) return { ok: false, reason: "malformed" };
+  if (!signatureBytes || !bodyBytes) return invalid;
   const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), signatureBytes, encoder.encode(body));
-  if (!valid) return { ok: false, reason: "bad_signature" };
-  let claims: TokenClaims;
+  if (!valid) return invalid;
+  let claims: z.ZodSafeParseResult<TokenClaims>;
   try {
-    claims = JSON.parse(new TextDecoder().decode(bodyBytes)) as TokenClaims;
+    claims = TokenClaims.safeParse(JSON.parse(new TextDecoder().decode(bodyBytes)));
   } catch {
-    return { ok: false, reason: "malformed" };
+    return invalid;
   }
-  if (typeof claims.exp !== "number" || claims.exp <= now) return { ok: false, reason: "expired" };
-  return { ok: true, claims };
+  if (!claims.success) return invalid;
+  if (claims.data.exp <= now) return fail("unauthorized", "token expired");
+  return ok(claims.data);
+}
+
+/** A runner token lasts the whole run plus a takeover window and a day of slack. */
+export function runnerTokenTtl(timeouts: Timeouts): number {
+  return timeouts.runMs + timeouts.takeoverMs + RUNNER_TOKEN_EXTRA_MS;
+}
+
+/** Mints a token for one run and role; lifetimes default by role (viewer 24 h, runner the run's). */
+export function mintToken(
+  secret: string,
+  scope: { tenant: string; runId: string; role: TokenRole },
+  options: { ttlMs?: number | undefined; interact?: boolean; timeouts: Timeouts },
+): Promise<string> {
+  const ttl = options.ttlMs ?? (scope.role === "runner" ? runnerTokenTtl(options.timeouts) : VIEWER_TOKEN_TTL_MS);
+  return signToken(secret, {
+    ...scope,
+    interact: scope.role === "viewer" && options.interact === true,
+    exp: Date.now() + ttl,
+  });
 }

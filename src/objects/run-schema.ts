@@ -1,11 +1,12 @@
 import { LOG_SCHEMA } from "../log/schema.ts";
+import type { Migration } from "./migrations.ts";
 
 /**
- * SQLite schema of RunObject. Every statement is idempotent so it can run on each start. The
- * event log, the claim epoch and the highest sourceSeq live in the shared log core's tables
- * (the runner is the log's one producer); these tables hold the rest of the run.
+ * SQLite schema of RunObject, version 1. The event log, the claim epoch and the highest
+ * sourceSeq live in the shared log core's tables (the runner is the log's one producer); these
+ * tables hold the rest of the run. Later changes are migrations in RUN_MIGRATIONS, never edits here.
  */
-export const RUN_SCHEMA = `${LOG_SCHEMA}
+const RUN_SCHEMA_V1 = `${LOG_SCHEMA}
 CREATE TABLE IF NOT EXISTS run (
   singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
   tenant TEXT NOT NULL,
@@ -54,3 +55,8 @@ CREATE TABLE IF NOT EXISTS timers (
   PRIMARY KEY (kind, ref)
 );
 `;
+
+/** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
+export const RUN_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
+];

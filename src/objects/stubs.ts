@@ -30,6 +30,7 @@ export function runStub(env: Env, tenant: string, runId: string): RunApi {
   return env.RUNS.get(env.RUNS.idFromName(`${tenant}:${runId}`)) as unknown as RunApi;
 }
 
+/** One TenantIndex per tenant, named by the tenant. */
 export function tenantIndexStub(env: Env, tenant: string): TenantIndexApi {
   return env.TENANTS.get(env.TENANTS.idFromName(tenant)) as unknown as TenantIndexApi;
 }

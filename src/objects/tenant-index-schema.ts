@@ -1,5 +1,7 @@
-/** SQLite schema of TenantIndex: one row per run of the tenant, for listing. */
-export const TENANT_INDEX_SCHEMA = `
+import type { Migration } from "./migrations.ts";
+
+/** SQLite schema of TenantIndex, version 1: one row per run of the tenant, for listing. */
+const TENANT_INDEX_SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY,
   status TEXT NOT NULL,
@@ -8,3 +10,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at DESC, run_id DESC);
 `;
+
+/** TenantIndex's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
+export const TENANT_INDEX_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "runs by creation time", sql: TENANT_INDEX_SCHEMA_V1 },
+];

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import type { RunStatus } from "../protocol/index.ts";
-import { TENANT_INDEX_SCHEMA } from "./tenant-index-schema.ts";
+import { fail, ok, type Result, type RunStatus } from "../protocol/index.ts";
+import { applyMigrations } from "./migrations.ts";
+import { TENANT_INDEX_MIGRATIONS } from "./tenant-index-schema.ts";
 
 export interface RunListing {
   runId: string;
@@ -35,7 +36,7 @@ function decodeCursor(text: string): Cursor | null {
 export class TenantIndex extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(TENANT_INDEX_SCHEMA);
+    applyMigrations(ctx.storage, TENANT_INDEX_MIGRATIONS);
   }
 
   upsert(runId: string, status: RunStatus, createdAt: number): void {
@@ -57,9 +58,11 @@ export class TenantIndex extends DurableObject<Env> {
     status?: RunStatus | undefined;
     limit: number;
     cursor?: string | undefined;
-  }): { runs: RunListing[]; nextCursor: string | null } | { invalidCursor: true } {
+  }): Result<{ runs: RunListing[]; nextCursor: string | null }> {
     const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);
-    if (options.cursor !== undefined && cursor === null) return { invalidCursor: true };
+    if (options.cursor !== undefined && cursor === null) {
+      return fail("invalid_query", "cursor is not one this API returned");
+    }
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (options.status) {
@@ -80,7 +83,7 @@ export class TenantIndex extends DurableObject<Env> {
       .toArray();
     const page = rows.slice(0, options.limit);
     const last = page[page.length - 1];
-    return {
+    return ok({
       runs: page.map((row) => ({
         runId: row.run_id,
         status: row.status as RunStatus,
@@ -89,6 +92,6 @@ export class TenantIndex extends DurableObject<Env> {
       })),
       nextCursor:
         rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, runId: last.run_id }) : null,
-    };
+    });
   }
 }

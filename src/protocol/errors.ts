@@ -1,5 +1,3 @@
-import type { Failure } from "./result.ts";
-
 /**
  * Every error code the control plane can answer with, and the HTTP status it maps to.
  * WebSocket error frames use the same codes.
@@ -19,12 +17,10 @@ export const ERROR_STATUS = {
   not_terminal: 409,
   outcome_conflict: 409,
   not_claimed: 409,
-  stale_epoch: 409,
   method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
   internal: 500,
-  not_implemented: 501,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -35,8 +31,4 @@ export interface ErrorBody {
 
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message } };
-}
-
-export function isFailure<T>(value: T | Failure): value is Failure {
-  return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === false;
 }

@@ -1,6 +1,7 @@
 // The wire contract shared by the worker and runner-bridge. No Workers-only imports here.
 export * from "./errors.ts";
 export * from "./http.ts";
+export * from "./json.ts";
 export * from "./limits.ts";
 export * from "./result.ts";
 export * from "./run.ts";

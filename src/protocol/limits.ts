@@ -1,5 +1,11 @@
 /** Largest WebSocket frame or HTTP body accepted, in bytes. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects accepted in a body or frame, counting the body or frame
+ * itself as level 1. Deeper JSON is refused before it is parsed: it cannot be canonicalised,
+ * cloned over RPC or served back without risking the stack, and no agent event needs it.
+ */
+export const MAX_JSON_DEPTH = 128;
 /** Most events one `events` frame may carry. */
 export const MAX_BATCH_EVENTS = 500;
 /** Page size bounds for GET /v1/runs/:runId/events. */

@@ -22,8 +22,16 @@ export const RunnerFrame = z.discriminatedUnion("type", [
     .object({
       type: z.literal("hello"),
       runnerId: z.string().min(1).max(200),
-      lastSourceSeq: z.number().int().min(0),
-      /** The epoch this runner last held, when it reconnects: a newer claim fences it instead. */
+      /**
+       * Informational: how many journal lines the runner has read. The object does not act on it
+       * (its own `ackedSourceSeq` in `claimed` is what the runner resends from); may be omitted.
+       */
+      lastSourceSeq: z.number().int().min(0).optional(),
+      /**
+       * The epoch this runner last held, when it reconnects: a newer claim by another runnerId
+       * fences it instead; a newer claim by the same runnerId (its own, whose `claimed` it lost)
+       * does not.
+       */
       epoch: Epoch.optional(),
     })
     .strict(),

@@ -4,51 +4,45 @@ import {
   ERROR_STATUS,
   errorBody,
   type Failure,
-  isFailure,
+  invalid,
   MAX_FRAME_BYTES,
+  ok,
+  parseJson,
+  type Result,
 } from "../protocol/index.ts";
 import type { AppContext } from "./app-env.ts";
+import { readLimitedBody } from "./body-limit.ts";
 
 /** An error response in the one shape every route uses. */
 export function errorResponse(code: ErrorCode, message: string, extra?: Record<string, unknown>): Response {
   return Response.json({ ...errorBody(code, message), ...(extra ?? {}) }, { status: ERROR_STATUS[code] });
 }
 
+/** A Failure as its error response: the code's mapped status, its details beside `error`. */
 export function failureResponse(failure: Failure): Response {
   return errorResponse(failure.code, failure.message, failure.details);
 }
 
-/** Answers a Failure with its mapped status, anything else as JSON with `status`. */
-export function respond<T>(result: T | Failure, status = 200): Response {
-  return isFailure(result) ? failureResponse(result) : Response.json(result, { status });
+/** Answers a Failure with its mapped status, a value as JSON with `status`. */
+export function respond<T>(result: Result<T>, status = 200): Response {
+  return result.ok ? Response.json(result.value, { status }) : failureResponse(result);
 }
 
-function describe(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ");
+/**
+ * Reads and validates a JSON body of at most MAX_FRAME_BYTES; an empty body counts as `{}`.
+ * Reading stops at the limit, with or without a Content-Length.
+ */
+export async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<Result<z.infer<S>>> {
+  const bytes = await readLimitedBody(c.req.raw, MAX_FRAME_BYTES);
+  if (!bytes.ok) return bytes;
+  const text = new TextDecoder().decode(bytes.value);
+  const json = text.trim() === "" ? ok({}) : parseJson(text, "invalid_body");
+  if (!json.ok) return json;
+  const parsed = schema.safeParse(json.value);
+  return parsed.success ? ok(parsed.data) : invalid("invalid_body", parsed.error);
 }
 
-/** Reads and validates a JSON body; an empty body counts as `{}`. */
-export async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.infer<S> | Response> {
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_FRAME_BYTES)
-    return errorResponse("payload_too_large", `bodies are limited to ${MAX_FRAME_BYTES} bytes`);
-  const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > MAX_FRAME_BYTES) {
-    return errorResponse("payload_too_large", `bodies are limited to ${MAX_FRAME_BYTES} bytes`);
-  }
-  let json: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return errorResponse("invalid_json", "the body is not valid JSON");
-    }
-  }
-  const parsed = schema.safeParse(json);
-  return parsed.success ? parsed.data : errorResponse("invalid_body", describe(parsed.error));
-}
-
-export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): z.infer<S> | Response {
+export function readQuery<S extends z.ZodType>(c: AppContext, schema: S): Result<z.infer<S>> {
   const parsed = schema.safeParse(c.req.query());
-  return parsed.success ? parsed.data : errorResponse("invalid_query", describe(parsed.error));
+  return parsed.success ? ok(parsed.data) : invalid("invalid_query", parsed.error);
 }

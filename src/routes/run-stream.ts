@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { isFailure, ok } from "../protocol/index.ts";
+import { ok } from "../protocol/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { runAccess } from "./auth.ts";
 import { errorResponse, failureResponse } from "./respond.ts";
@@ -15,11 +15,11 @@ export const runStream = new Hono<AppEnv>();
 
 runStream.on(["GET", "HEAD"], "/:runId/stream", async (c) => {
   const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
-  if (access instanceof Response) return access;
-  const stub = runStub(c.env, access.tenant, access.runId);
+  if (!access.ok) return failureResponse(access);
+  const stub = runStub(c.env, access.value.tenant, access.value.runId);
   // Unknown and purged runs answer as the rest of the API does: 404, or 410 with the status.
   const run = await stub.get();
-  if (isFailure(run)) return failureResponse(run);
+  if (!run.ok) return failureResponse(run);
   const reader: StreamReader = {
     read: (request) => stub.readLog(request),
     describe: async () => {

@@ -1,12 +1,8 @@
-import type { CommandBody, Failure } from "../protocol/index.ts";
-import type { CommandRecord } from "../protocol/index.ts";
-import type { RunMachine } from "./run-machine.ts";
+import type { CommandBody, CommandRecord, Result } from "../protocol/index.ts";
+import type { RunMachine, Submitted } from "./run-machine.ts";
 
 /** A command from an operator, over HTTP or a viewer socket; cancel takes its own path. */
-export function controllerCommand(
-  machine: RunMachine,
-  body: CommandBody,
-): { created: boolean; command: CommandRecord | null } | Failure {
+export function controllerCommand(machine: RunMachine, body: CommandBody): Result<Submitted<CommandRecord | null>> {
   if (body.type === "cancel") return machine.cancel(body.commandId, undefined);
   return machine.submitCommand(body.commandId, body.type, body.text === undefined ? {} : { text: body.text });
 }

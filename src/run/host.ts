@@ -1,13 +1,15 @@
-import type { Failure } from "../protocol/index.ts";
+import type { Result } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
-import type { RunSockets } from "./sockets.ts";
+import type { RunSockets } from "./run-sockets.ts";
 
-/** What frame handlers need from the object that owns the run. */
+/** What socket frame handlers need from the object that owns the run. */
 export interface RunHost {
   readonly sockets: RunSockets;
   /**
    * Runs `step` in one storage transaction, then delivers its effects. A step that returns a
    * Failure is rolled back whole, so a refused request never leaves a partial write.
    */
-  operate<T>(step: (machine: RunMachine) => T | Failure): Promise<T | Failure>;
+  operate<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>>;
+  /** A read outside any transaction: `not_found` for no run, `gone` for a purged one. */
+  read<T>(step: (machine: RunMachine) => T): Result<T>;
 }

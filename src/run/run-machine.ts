@@ -1,23 +1,20 @@
 import {
   type ApprovalBody,
   type ApprovalRecord,
+  CANCEL_GRACE_MS,
   type CommandRecord,
   type CommandType,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
-  resolveTimeouts,
-  type Failure,
   fail,
-  isFailure,
   isTerminal,
+  ok,
   type Outcome,
-  type RunnerEvent,
-  type RunnerOutcome,
+  type Result,
   type RunRecord,
   type RunStatus,
-  CANCEL_GRACE_MS,
+  resolveTimeouts,
 } from "../protocol/index.ts";
-import { type AppendDisposition, classify } from "./append.ts";
 import { ApprovalStore } from "./approval-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
@@ -28,21 +25,19 @@ import { Timers } from "./timers.ts";
 /** Ids the object gives its own commands start with "~", which client command ids cannot. */
 export const DEFAULT_CANCEL_ID = "~cancel";
 
-export type ClaimResult =
-  | { kind: "claimed"; epoch: number; ackedSourceSeq: number; heartbeatMs: number; commands: CommandRecord[] }
-  | { kind: "rejected"; status: RunStatus }
-  | { kind: "stale_epoch"; epoch: number };
-
-export type BatchResult =
-  | { kind: "stale_epoch"; epoch: number }
-  | { kind: "terminal"; status: RunStatus }
-  | { kind: "stored"; highestSourceSeq: number; stoppedAt: AppendDisposition | null };
+/** A command as submitted: `created` is false for an identical repeat of an earlier one. */
+export interface Submitted<T> {
+  created: boolean;
+  command: T;
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
- * The run's state machine over its SQLite tables. Every method runs inside one storage
- * transaction held by the caller and records what must happen afterwards in `effects`.
+ * The run's state machine over its SQLite tables: creating the run, operators' commands,
+ * cancels and approvals, and the steps every operation shares. What a runner's frames do is in
+ * claim.ts and runner-actions.ts; what deadlines do, in alarm.ts. Every method runs inside one
+ * storage transaction held by the caller and records what must happen afterwards in `effects`.
  */
 export class RunMachine {
   readonly effects: Effects = noEffects();
@@ -67,9 +62,9 @@ export class RunMachine {
     return this.store.load();
   }
 
-  record(): RunRecord | null {
-    const run = this.store.load();
-    if (!run) return null;
+  /** The run as the API shows it. */
+  record(): RunRecord {
+    const run = this.mustLoad();
     return {
       id: run.runId,
       status: run.status,
@@ -94,7 +89,7 @@ export class RunMachine {
     };
   }
 
-  create(tenant: string, runId: string, body: CreateRunBody): { created: boolean } | Failure {
+  create(tenant: string, runId: string, body: CreateRunBody): Result<{ created: boolean }> {
     const fingerprint = canonicalJson({ ...body, runId });
     const existing = this.store.load();
     if (existing) {
@@ -102,7 +97,7 @@ export class RunMachine {
       if (existing.fingerprint !== fingerprint) {
         return fail("conflict", `run ${runId} already exists with a different body`);
       }
-      return { created: false };
+      return ok({ created: false });
     }
     const timeouts = resolveTimeouts(body.timeouts);
     this.store.insert({
@@ -126,132 +121,19 @@ export class RunMachine {
     this.timers.set("claim", this.now + timeouts.claimMs);
     this.timers.set("deadline", this.now + timeouts.runMs);
     this.effects.statusChanged = true;
-    return { created: true };
+    return ok({ created: true });
   }
 
-  // ---- runner side -------------------------------------------------------------------------
+  // ---- operators -----------------------------------------------------------------------------
 
-  /** `heldEpoch`: a reconnecting runner's previous epoch; a newer claim since then wins. */
-  claim(runnerId: string, heldEpoch?: number): ClaimResult {
-    const run = this.mustLoad();
-    if (isTerminal(run.status)) return { kind: "rejected", status: run.status };
-    if (heldEpoch !== undefined && heldEpoch < run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    const epoch = this.store.claim(runnerId, this.now);
-    const unknown = this.commands.markUnconfirmedUnknown(this.now);
-    const status: RunStatus = this.approvals.pending().length > 0 ? "waiting" : "running";
-    this.setStatus(status);
-    this.timers.clear("claim");
-    this.timers.clear("takeover");
-    this.timers.set("lease", this.now + run.timeouts.heartbeatMs);
-    this.timers.set("idle", this.now + run.timeouts.idleMs);
-    this.control(epoch, "run.claimed", { epoch, runnerId, previousEpoch: run.epoch, unknownCommands: unknown });
-    const commands = this.commands.unacked();
-    this.commands.markQueuedDelivered(epoch, this.now);
-    return {
-      kind: "claimed",
-      epoch,
-      ackedSourceSeq: run.highestSourceSeq,
-      heartbeatMs: run.timeouts.heartbeatMs,
-      commands,
-    };
-  }
-
-  appendBatch(epoch: number, events: RunnerEvent[]): BatchResult {
-    const run = this.mustLoad();
-    if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
-    this.renewLease(run);
-    // Judged in memory against the runner's state as the batch advances, then written in one pass.
-    let runner = this.store.runnerState();
-    const accepted = new Map<number, RunnerEvent>();
-    const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? this.store.runnerEvent(sourceSeq);
-    let stoppedAt: AppendDisposition | null = null;
-    for (const event of events) {
-      const disposition = classify(runner, epoch, event, stored);
-      if (disposition.kind === "duplicate") continue;
-      if (disposition.kind !== "accepted") {
-        stoppedAt = disposition;
-        break;
-      }
-      runner = disposition.state;
-      accepted.set(event.sourceSeq, event);
-    }
-    const drafts = [...accepted.values()].map((event) => ({
-      epoch,
-      sourceSeq: event.sourceSeq,
-      type: event.type,
-      data: event.data ?? null,
-      time: parseTime(event.time) ?? this.now,
-    }));
-    if (drafts.length > 0 && runner) {
-      const appended = this.store.appendEvents(drafts, runner);
-      this.effects.appended.push(...appended);
-      for (const event of appended) this.noticeApprovalRequest(event.seq, event);
-    }
-    const highest = runner?.lastSeq ?? run.highestSourceSeq;
-    this.timers.set("idle", this.now + run.timeouts.idleMs);
-    return { kind: "stored", highestSourceSeq: highest, stoppedAt };
-  }
-
-  heartbeat(epoch: number): { kind: "ok" } | { kind: "stale_epoch"; epoch: number } {
-    const run = this.mustLoad();
-    if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    if (!isTerminal(run.status)) this.renewLease(run);
-    return { kind: "ok" };
-  }
-
-  complete(
-    epoch: number,
-    outcome: RunnerOutcome,
-  ): { kind: "completed"; status: RunStatus } | { kind: "stale_epoch"; epoch: number } | Failure {
-    const run = this.mustLoad();
-    if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    if (isTerminal(run.status)) {
-      if (run.outcome && canonicalJson(run.outcome) === canonicalJson(outcome)) {
-        return { kind: "completed", status: run.status };
-      }
-      return fail("outcome_conflict", `run already ended as ${run.status}; a different outcome changes nothing`);
-    }
-    this.terminalize(outcome, false);
-    return { kind: "completed", status: outcome.status };
-  }
-
-  ackCommand(
-    epoch: number,
-    controllerSeq: number,
-    commandId: string,
-    state: "delivered" | "applied" | "rejected",
-  ): { kind: "ok"; command: CommandRecord } | { kind: "stale_epoch"; epoch: number } | Failure {
-    const run = this.mustLoad();
-    if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
-    const found = this.commands.find(commandId);
-    if (!found || found.record.controllerSeq !== controllerSeq) {
-      return fail("not_found", `no command ${commandId} with controllerSeq ${controllerSeq}`);
-    }
-    const current = found.record.state;
-    if (current === state) return { kind: "ok", command: found.record };
-    if (current === "applied" || current === "rejected") {
-      return fail("conflict", `command ${commandId} was already ${current}`);
-    }
-    const command = this.commands.setState(commandId, state, this.now, epoch);
-    this.control(epoch, "command.acked", { commandId, controllerSeq, state });
-    return { kind: "ok", command };
-  }
-
-  // ---- controller side ---------------------------------------------------------------------
-
-  submitCommand(
-    commandId: string,
-    kind: CommandType,
-    fields: CommandBodyFields,
-  ): { created: boolean; command: CommandRecord } | Failure {
+  submitCommand(commandId: string, kind: CommandType, fields: CommandBodyFields): Result<Submitted<CommandRecord>> {
     const fingerprint = canonicalJson({ commandId, kind, ...fields });
     const existing = this.commands.find(commandId);
     if (existing) {
       if (existing.fingerprint !== fingerprint) {
         return fail("conflict", `command ${commandId} already exists with a different body`);
       }
-      return { created: false, command: existing.record };
+      return ok({ created: false, command: existing.record });
     }
     const run = this.mustLoad();
     if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}; it takes no commands`);
@@ -262,20 +144,20 @@ export class RunMachine {
       command = this.commands.setState(commandId, "delivered", this.now, run.epoch);
       this.effects.runnerFrames.push(commandFrame(command));
     }
-    return { created: true, command };
+    return ok({ created: true, command });
   }
 
-  cancel(commandId: string, reason: string | undefined): { created: boolean; command: CommandRecord | null } | Failure {
+  cancel(commandId: string, reason: string | undefined): Result<Submitted<CommandRecord | null>> {
     const run = this.mustLoad();
     if (isTerminal(run.status)) {
       const previous = this.commands.find(commandId);
-      if (run.status === "cancelled") return { created: false, command: previous?.record ?? null };
+      if (run.status === "cancelled") return ok({ created: false, command: previous?.record ?? null });
       return fail("terminal_run", `run is ${run.status}; it cannot be cancelled`);
     }
     const fields: CommandBodyFields = reason === undefined ? {} : { reason };
     const submitted = this.submitCommand(commandId, "cancel", fields);
-    if (isFailure(submitted) || !submitted.created) return submitted;
-    if (submitted.command.state === "delivered") {
+    if (!submitted.ok || !submitted.value.created) return submitted;
+    if (submitted.value.command.state === "delivered") {
       this.timers.set("cancel_grace", this.now + CANCEL_GRACE_MS);
       return submitted;
     }
@@ -285,38 +167,34 @@ export class RunMachine {
       { status: "cancelled", error: { code: "cancelled", message: reason ?? "cancelled with no runner attached" } },
       true,
     );
-    return { created: true, command };
+    return ok({ created: true, command });
   }
 
-  resolveApproval(requestId: string, body: ApprovalBody): { created: boolean; approval: ApprovalRecord } | Failure {
+  resolveApproval(requestId: string, body: ApprovalBody): Result<{ created: boolean; approval: ApprovalRecord }> {
     const approval = this.approvals.find(requestId);
     if (!approval) return fail("stale", `no approval request ${requestId}`);
     if (approval.state !== "pending") {
       const repeat =
         approval.state !== "expired" && approval.decision === body.decision && approval.reason === body.reason;
-      if (repeat) return { created: false, approval };
+      if (repeat) return ok({ created: false, approval });
       return fail("stale", `approval ${requestId} is already ${approval.state}`);
     }
     const run = this.mustLoad();
     if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}`);
-    const resolved = this.settleApproval(
-      run,
-      requestId,
-      body.decision === "approve" ? "approved" : "denied",
-      body.decision,
-      body.reason,
-    );
-    return { created: true, approval: resolved };
+    const state = body.decision === "approve" ? "approved" : "denied";
+    const resolved = this.settleApproval(run, requestId, state, body.decision, body.reason);
+    return ok({ created: true, approval: resolved });
   }
 
-  purge(): { kind: "purged" } | Failure {
+  /** Deletes a finished run's log, commands and approvals, keeping the run row as a tombstone. */
+  purge(): Result<{ status: RunStatus }> {
     const run = this.mustLoad();
     if (run.purgedAt !== null) return fail("gone", "run was already purged", { status: run.status });
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
     this.store.purge(this.now);
     this.timers.clearAllExcept(["index_sync"]);
     this.effects.statusChanged = true;
-    return { kind: "purged" };
+    return ok({ status: run.status });
   }
 
   // ---- shared steps --------------------------------------------------------------------------
@@ -327,6 +205,7 @@ export class RunMachine {
     return run;
   }
 
+  /** Appends a control event, written by the object in the same transaction as the change it reports. */
   control(epoch: number, type: string, data: unknown): void {
     this.effects.appended.push(this.store.append({ epoch, type, data, time: this.now }));
   }
@@ -359,23 +238,24 @@ export class RunMachine {
     const approval = this.approvals.resolve(requestId, state, decision, reason, this.now);
     this.timers.clear("approval", requestId);
     const type = state === "expired" ? "approval.expired" : "approval.resolved";
-    this.control(run.epoch, type, reason === undefined ? { requestId, decision } : { requestId, decision, reason });
     const fields: CommandBodyFields = reason === undefined ? { requestId, decision } : { requestId, decision, reason };
+    this.control(run.epoch, type, fields);
     this.submitCommand(`~approval:${requestId}`, "approval", fields);
     if (run.status === "waiting" && this.approvals.pending().length === 0) this.setStatus("running");
     return approval;
   }
 
-  private renewLease(run: RunRow): void {
+  /** Pushes the runner's lease out; a stalled run whose runner came back before a takeover resumes. */
+  renewLease(run: RunRow): void {
     this.timers.set("lease", this.now + run.timeouts.heartbeatMs);
     if (run.status !== "stalled") return;
-    // The same runner came back before anyone took over: it keeps its claim.
     this.timers.clear("takeover");
     this.setStatus(this.approvals.pending().length > 0 ? "waiting" : "running");
     this.control(run.epoch, "run.resumed", { epoch: run.epoch });
   }
 
-  private noticeApprovalRequest(seq: number, event: { type: string; data?: unknown }): void {
+  /** A stored runner event of type `approval.requested` opens an approval and makes the run wait. */
+  noticeApprovalRequest(seq: number, event: { type: string; data?: unknown }): void {
     if (event.type !== "approval.requested") return;
     const data = event.data as { requestId?: unknown } | null | undefined;
     const requestId = data?.requestId;
@@ -387,10 +267,4 @@ export class RunMachine {
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
   }
-}
-
-function parseTime(time: string | undefined): number | null {
-  if (time === undefined) return null;
-  const ms = Date.parse(time);
-  return Number.isFinite(ms) ? ms : null;
 }

@@ -1,80 +1,91 @@
-import { CLOSE_FENCED, CLOSE_REJECTED, isFailure, type RunnerFrame } from "../protocol/index.ts";
+import { CLOSE_FENCED, CLOSE_REJECTED, ok, type RunnerFrame } from "../protocol/index.ts";
+import { claimRun, type Hello } from "./claim.ts";
 import { commandFrame } from "./command-store.ts";
 import type { RunHost } from "./host.ts";
-import { attachmentOf, closeSocket, send } from "./sockets.ts";
+import { closeSocket, send, sendFailure } from "./run-sockets.ts";
+import { ackCommand, completeRun, heartbeat, storeBatch } from "./runner-actions.ts";
 
-/** Handles one validated frame from a runner socket. */
-export async function handleRunnerFrame(host: RunHost, ws: WebSocket, frame: RunnerFrame): Promise<void> {
-  const attachment = attachmentOf(ws);
-  if (attachment?.role !== "runner") return;
-  if (frame.type === "hello") return hello(host, ws, frame.runnerId, frame.epoch);
-  if (attachment.epoch === 0) {
-    send(ws, { type: "error", code: "not_claimed", message: "send hello before anything else" });
-    return;
+/**
+ * Handles one validated frame from a runner socket. `claimedEpoch` is the epoch this socket's
+ * `hello` claimed (0 before it).
+ */
+export async function handleRunnerFrame(
+  host: RunHost,
+  ws: WebSocket,
+  claimedEpoch: number,
+  frame: RunnerFrame,
+): Promise<void> {
+  if (frame.type === "hello") return hello(host, ws, { runnerId: frame.runnerId, heldEpoch: frame.epoch });
+  if (claimedEpoch === 0) {
+    return send(ws, { type: "error", code: "not_claimed", message: "send hello before anything else" });
   }
-  if (frame.epoch !== attachment.epoch) return fence(host, ws);
+  if (frame.epoch !== claimedEpoch) return fence(host, ws);
 
   switch (frame.type) {
     case "events": {
-      const result = await host.operate((m) => m.appendBatch(frame.epoch, frame.events));
-      if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
-      if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
-      if (result.kind === "terminal") {
+      const result = await host.operate((m) => ok(storeBatch(m, frame.epoch, frame.events)));
+      if (!result.ok) return sendFailure(ws, result);
+      const verdict = result.value;
+      if (verdict.kind === "stale_epoch") return fence(host, ws, verdict.epoch);
+      if (verdict.kind === "terminal") {
         return send(ws, {
           type: "error",
           code: "terminal_run",
-          message: `run is ${result.status}; nothing more is stored`,
+          message: `run is ${verdict.status}; nothing more is stored`,
         });
       }
-      const stop = result.stoppedAt;
+      const stop = verdict.stoppedAt;
       if (stop?.kind === "gap") send(ws, { type: "gap", expected: stop.expected });
       if (stop?.kind === "conflict") send(ws, { type: "conflict", sourceSeq: stop.sourceSeq });
-      return send(ws, { type: "ack", highestSourceSeq: result.highestSourceSeq });
+      return send(ws, { type: "ack", highestSourceSeq: verdict.highestSourceSeq });
     }
     case "heartbeat": {
-      const result = await host.operate((m) => m.heartbeat(frame.epoch));
-      if (!isFailure(result) && result.kind === "stale_epoch") return fence(host, ws, result.epoch);
+      const result = await host.operate((m) => ok(heartbeat(m, frame.epoch)));
+      if (result.ok && result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
       return;
     }
     case "complete": {
-      const result = await host.operate((m) => m.complete(frame.epoch, frame.outcome));
-      if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
-      if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
-      return send(ws, { type: "completed", status: result.status });
+      const result = await host.operate((m) => completeRun(m, frame.epoch, frame.outcome));
+      if (!result.ok) return sendFailure(ws, result);
+      if (result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
+      return send(ws, { type: "completed", status: result.value.status });
     }
     case "commandAck": {
-      const result = await host.operate((m) =>
-        m.ackCommand(frame.epoch, frame.controllerSeq, frame.commandId, frame.state),
-      );
-      if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
-      if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
+      const result = await host.operate((m) => ackCommand(m, frame.epoch, frame));
+      if (!result.ok) return sendFailure(ws, result);
+      if (result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
       return;
     }
   }
 }
 
-async function hello(host: RunHost, ws: WebSocket, runnerId: string, heldEpoch: number | undefined): Promise<void> {
-  const result = await host.operate((m) => m.claim(runnerId, heldEpoch));
-  if (isFailure(result)) return send(ws, { type: "error", code: result.code, message: result.message });
-  if (result.kind === "stale_epoch") return fence(host, ws, result.epoch);
-  if (result.kind === "rejected") {
-    send(ws, { type: "rejected", reason: "terminal-run", status: result.status });
+async function hello(host: RunHost, ws: WebSocket, claimant: Hello): Promise<void> {
+  const result = await host.operate((m) => ok(claimRun(m, claimant)));
+  if (!result.ok) return sendFailure(ws, result);
+  const verdict = result.value;
+  if (verdict.kind === "fenced") return fence(host, ws, verdict.epoch);
+  if (verdict.kind === "rejected") {
+    send(ws, { type: "rejected", reason: "terminal-run", status: verdict.status });
     return closeSocket(ws, CLOSE_REJECTED, "run is terminal");
   }
-  ws.serializeAttachment({ role: "runner", epoch: result.epoch, runnerId });
-  host.sockets.fenceAllBut(ws, result.epoch);
+  host.sockets.setRunnerEpoch(ws, verdict.epoch);
+  host.sockets.fenceAllBut(ws, verdict.epoch);
   send(ws, {
     type: "claimed",
-    epoch: result.epoch,
-    ackedSourceSeq: result.ackedSourceSeq,
-    heartbeatMs: result.heartbeatMs,
-    commands: result.commands.map(commandFrame),
+    epoch: verdict.epoch,
+    ackedSourceSeq: verdict.ackedSourceSeq,
+    heartbeatMs: verdict.heartbeatMs,
+    commands: verdict.commands.map(commandFrame),
   });
 }
 
 /** A superseded runner: tell it the current epoch and drop it. Nothing it sent was stored. */
-async function fence(host: RunHost, ws: WebSocket, epoch?: number): Promise<void> {
-  const current = epoch ?? (await host.operate((m) => m.mustLoad().epoch));
-  send(ws, { type: "fenced", epoch: isFailure(current) ? 0 : current });
+function fence(host: RunHost, ws: WebSocket, epoch: number = currentEpoch(host)): void {
+  send(ws, { type: "fenced", epoch });
   closeSocket(ws, CLOSE_FENCED, "fenced by a newer claim");
+}
+
+function currentEpoch(host: RunHost): number {
+  const epoch = host.read((m) => m.mustLoad().epoch);
+  return epoch.ok ? epoch.value : 0;
 }

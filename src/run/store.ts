@@ -1,9 +1,7 @@
 import { LogCore } from "../log/log.ts";
 import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import type { Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
-
-/** The run's runner is the one producer of its log: claim epoch = producer epoch. */
-export const RUNNER_PRODUCER = "runner";
+import { ClaimEpoch, RUNNER_PRODUCER } from "./claim-epoch.ts";
 
 /** The single row describing the run, with what the log core knows of it. */
 export interface RunRow {
@@ -11,7 +9,7 @@ export interface RunRow {
   runId: string;
   fingerprint: string;
   status: RunStatus;
-  /** The runner's producer epoch: 0 until the first claim. */
+  /** The claim epoch (src/run/claim-epoch.ts): 0 until the first claim. */
   epoch: number;
   createdAt: number;
   claimedAt: number | null;
@@ -22,6 +20,7 @@ export interface RunRow {
   /** The runner producer's last accepted sourceSeq; stored sourceSeqs are always 1..this. */
   highestSourceSeq: number;
   controllerSeq: number;
+  /** The runnerId of the newest claim. */
   runnerId: string | null;
   outcome: Outcome | null;
   agent: unknown;
@@ -86,10 +85,12 @@ export function decodeEvent(body: Uint8Array): RunEvent {
 export class RunStore {
   private readonly sql: SqlStorage;
   readonly log: LogCore;
+  readonly claimEpoch: ClaimEpoch;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
     this.log = new LogCore(sql, RUNNER_PRODUCER_RULES);
+    this.claimEpoch = new ClaimEpoch(this.log.producers);
   }
 
   load(): RunRow | null {
@@ -101,7 +102,7 @@ export class RunStore {
       runId: raw.run_id,
       fingerprint: raw.fingerprint,
       status: raw.status as RunStatus,
-      epoch: runner?.epoch ?? 0,
+      epoch: this.claimEpoch.current(),
       createdAt: raw.created_at,
       claimedAt: raw.claimed_at,
       finishedAt: raw.finished_at,
@@ -117,11 +118,6 @@ export class RunStore {
       timeouts: JSON.parse(raw.timeouts) as Timeouts,
       retentionMs: raw.retention_ms,
     };
-  }
-
-  /** The runner's current claim epoch, 0 before any claim. */
-  epoch(): number {
-    return this.log.producers.get(RUNNER_PRODUCER)?.epoch ?? 0;
   }
 
   insert(run: NewRun): void {
@@ -146,9 +142,9 @@ export class RunStore {
     this.sql.exec("UPDATE run SET status = ? WHERE singleton = 1", status);
   }
 
-  /** Opens the runner's next epoch; returns it. */
+  /** Records a new claim by `runnerId`: the next claim epoch, which it returns. */
   claim(runnerId: string, now: number): number {
-    const { epoch } = this.log.producers.bump(RUNNER_PRODUCER, now);
+    const epoch = this.claimEpoch.increment(now);
     this.sql.exec("UPDATE run SET runner_id = ?, claimed_at = ? WHERE singleton = 1", runnerId, now);
     return epoch;
   }

@@ -1,10 +1,10 @@
 import { judgeProducer, type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import type { RunnerEvent } from "../protocol/index.ts";
 import { canonicalJson } from "./canonical.ts";
-import { RUNNER_PRODUCER } from "./store.ts";
+import { RUNNER_PRODUCER } from "./claim-epoch.ts";
 
 /** How one runner event relates to the stored log. */
-export type AppendDisposition =
+export type EventVerdict =
   | { kind: "accepted"; state: ProducerState }
   | { kind: "duplicate" }
   | { kind: "conflict"; sourceSeq: number }
@@ -12,16 +12,17 @@ export type AppendDisposition =
   | { kind: "stale_epoch"; epoch: number };
 
 /**
- * Classifies an incoming runner event with the log core's producer verdict, given the runner's
- * state so far in this batch. A sourceSeq already stored is a duplicate only if its content is
- * identical (`stored` finds it, in the log or earlier in the batch); otherwise it is a conflict.
+ * Judges one incoming runner event with the log core's producer verdict, given the runner's
+ * state so far in this batch. Pure: it stores nothing. A sourceSeq already stored is a duplicate
+ * only if its content is identical (`stored` finds it, in the log or earlier in the batch);
+ * otherwise it is a conflict.
  */
-export function classify(
+export function judgeRunnerEvent(
   runner: ProducerState | null,
   epoch: number,
   event: RunnerEvent,
   stored: (sourceSeq: number) => { type: string; data?: unknown } | null,
-): AppendDisposition {
+): EventVerdict {
   const verdict = judgeProducer(
     runner,
     { producerId: RUNNER_PRODUCER, epoch, seq: event.sourceSeq },

@@ -1,4 +1,5 @@
 import {
+  type Failure,
   CLOSE_FENCED,
   CLOSE_NORMAL,
   CLOSE_REJECTED,
@@ -10,17 +11,24 @@ import {
 import type { Effects } from "./effects.ts";
 
 /** What each hibernatable socket remembers across evictions. */
-export type SocketAttachment =
-  | { role: "runner"; epoch: number; runnerId: string | null }
-  | { role: "viewer"; interact: boolean };
+export type SocketAttachment = { role: "runner"; epoch: number } | { role: "viewer"; interact: boolean };
 
 export function attachmentOf(ws: WebSocket): SocketAttachment | null {
   return ws.deserializeAttachment() as SocketAttachment | null;
 }
 
 export function send(ws: WebSocket, frame: ServerToRunner | ServerToViewer): void {
+  sendRaw(ws, JSON.stringify(frame));
+}
+
+/** A refused frame's answer: an error frame naming the Failure's code. */
+export function sendFailure(ws: WebSocket, failure: Failure): void {
+  send(ws, { type: "error", code: failure.code, message: failure.message });
+}
+
+function sendRaw(ws: WebSocket, frame: string): void {
   try {
-    ws.send(JSON.stringify(frame));
+    ws.send(frame);
   } catch {
     // The peer is gone; its close handler cleans up.
   }
@@ -34,12 +42,31 @@ export function closeSocket(ws: WebSocket, code: number, reason: string): void {
   }
 }
 
-/** The sockets of one run, grouped by role through hibernation tags. */
+/**
+ * The live sockets of one run, accepted through the hibernation API and grouped by role with its
+ * tags, and the delivery of what each committed operation produced to them.
+ */
 export class RunSockets {
   private readonly ctx: DurableObjectState;
 
   constructor(ctx: DurableObjectState) {
     this.ctx = ctx;
+  }
+
+  /** A runner socket; it holds no claim until its `hello`. */
+  acceptRunner(ws: WebSocket): void {
+    this.ctx.acceptWebSocket(ws, ["runner"]);
+    this.setRunnerEpoch(ws, 0);
+  }
+
+  /** Records the epoch a runner socket's `hello` claimed. */
+  setRunnerEpoch(ws: WebSocket, epoch: number): void {
+    ws.serializeAttachment({ role: "runner", epoch } satisfies SocketAttachment);
+  }
+
+  acceptViewer(ws: WebSocket, interact: boolean): void {
+    this.ctx.acceptWebSocket(ws, ["viewer"]);
+    ws.serializeAttachment({ role: "viewer", interact } satisfies SocketAttachment);
   }
 
   runners(): WebSocket[] {
@@ -70,7 +97,7 @@ export class RunSockets {
   }
 
   /** Delivers what a committed operation produced, in the order viewers must see it. */
-  apply(effects: Effects, epoch: number, status: RunStatus): void {
+  deliver(effects: Effects, epoch: number, status: RunStatus): void {
     const viewers = this.viewers();
     if (effects.appended.length > 0) {
       const frame = JSON.stringify({ type: "events", events: effects.appended } satisfies ServerToViewer);
@@ -93,13 +120,5 @@ export class RunSockets {
         }
       }
     }
-  }
-}
-
-function sendRaw(ws: WebSocket, frame: string): void {
-  try {
-    ws.send(frame);
-  } catch {
-    // The peer is gone.
   }
 }

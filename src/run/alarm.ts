@@ -1,6 +1,16 @@
 import { isTerminal } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
-import type { Timer } from "./timers.ts";
+import type { Timer, Timers } from "./timers.ts";
+
+// The run's one alarm. Every deadline is a row in the timers table (timers.ts); the alarm is kept
+// at the earliest of them, and when it rings it fires the rows that are due.
+
+/** Sets the alarm to the earliest timer, or deletes it when none is left. Call after each commit. */
+export async function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
+  const next = timers.earliest();
+  if (next === null) await storage.deleteAlarm();
+  else if ((await storage.getAlarm()) !== next) await storage.setAlarm(next);
+}
 
 /**
  * Acts on every timer that is due. Alarms are delivered at least once, so each handler checks

@@ -1,0 +1,36 @@
+import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
+import { type ReadResult, readPage, type StreamInfo } from "../log/reader.ts";
+import { renderBody } from "../streams/content.ts";
+import { RunStore } from "./store.ts";
+
+/**
+ * The run's log read as a Durable Streams JSON-mode stream: one message per event (its stored
+ * JSON, byte for byte what viewers get), closed once the run is terminal.
+ */
+export function readRunLog(sql: SqlStorage, offset: OffsetRef): ReadResult {
+  const store = new RunStore(sql);
+  const run = store.load();
+  if (!run || run.purgedAt !== null) return { kind: "not_found" };
+  const page = readPage(store.log, offset, (bodies) => renderBody(bodies, true));
+  if (page.kind !== "read") return page;
+  return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
+}
+
+export function runStreamInfo(sql: SqlStorage): StreamInfo | null {
+  const store = new RunStore(sql);
+  const run = store.load();
+  return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, store) : null;
+}
+
+function streamInfo(runId: string, createdAt: number, store: RunStore): StreamInfo {
+  const state = store.log.mustState();
+  return {
+    // A run id is never reused (a purged id stays a tombstone), so it names the stream for good.
+    streamId: `${runId}.${createdAt}`,
+    contentType: "application/json",
+    tail: encodeOffset(state.tail),
+    closed: state.closed,
+    ttlSeconds: null,
+    expiresAt: null,
+  };
+}

@@ -1,0 +1,98 @@
+import type { LogWaiters } from "../log/waiters.ts";
+import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
+import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
+import type { RunHost } from "./host.ts";
+import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
+import { RunMachine } from "./run-machine.ts";
+import { RunSockets } from "./run-sockets.ts";
+import { RunStore } from "./store.ts";
+
+/** Carries a Failure out of a transaction so the transaction rolls back. */
+class Refused extends Error {
+  readonly failure: Failure;
+
+  constructor(failure: Failure) {
+    super(failure.message);
+    this.failure = failure;
+  }
+}
+
+/**
+ * How every operation on a run is carried out: reads answer 404/410 for a missing or purged run;
+ * writes run in one storage transaction and, once it commits, deliver what they produced (frames
+ * to sockets, wake-ups to stream readers), set the alarm to the earliest deadline and update the
+ * tenant's index.
+ */
+export class RunOperations implements RunHost {
+  readonly sockets: RunSockets;
+  private readonly storage: DurableObjectStorage;
+  private readonly waiters: LogWaiters;
+  private readonly tenantIndex: (tenant: string) => TenantIndexApi;
+
+  constructor(ctx: DurableObjectState, waiters: LogWaiters, tenantIndex: (tenant: string) => TenantIndexApi) {
+    this.sockets = new RunSockets(ctx);
+    this.storage = ctx.storage;
+    this.waiters = waiters;
+    this.tenantIndex = tenantIndex;
+  }
+
+  async operate<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
+    const machine = this.machine();
+    let value: T;
+    try {
+      value = this.storage.transactionSync(() => {
+        const result = step(machine);
+        if (!result.ok) throw new Refused(result);
+        return result.value;
+      });
+    } catch (error) {
+      if (error instanceof Refused) return error.failure;
+      throw error;
+    }
+    const run = machine.run();
+    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status);
+    if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
+    await scheduleAlarm(this.storage, machine.timers);
+    if (machine.effects.statusChanged) await syncTenantIndex(this.storage, this.tenantIndex);
+    return ok(value);
+  }
+
+  /** A read that answers 404 for no run and 410 for a purged one. */
+  read<T>(step: (machine: RunMachine) => T): Result<T> {
+    const machine = this.machine();
+    const run = machine.run();
+    if (!run) return fail("not_found", "no such run");
+    if (run.purgedAt !== null) {
+      return fail("gone", "the run was purged", {
+        status: run.status,
+        finishedAt: new Date(run.finishedAt ?? run.purgedAt).toISOString(),
+      });
+    }
+    return ok(step(machine));
+  }
+
+  /** A write on a run that exists and was not purged. */
+  async operateOnLive<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
+    const exists = this.read(() => true);
+    if (!exists.ok) return exists;
+    return this.operate(step);
+  }
+
+  /** The alarm rang: fire the due timers, then retry the index update if one was left pending. */
+  async fireAlarm(): Promise<void> {
+    let indexSync = false;
+    const fired = await this.operate((machine) => {
+      indexSync = fireDueTimers(machine).indexSync;
+      return ok(null);
+    });
+    if (fired.ok && indexSync) await syncTenantIndex(this.storage, this.tenantIndex);
+  }
+
+  private machine(): RunMachine {
+    return new RunMachine(this.storage.sql, Date.now(), () => this.runnerConnected());
+  }
+
+  private runnerConnected(): boolean {
+    return this.sockets.currentRunner(new RunStore(this.storage.sql).claimEpoch.current()) !== null;
+  }
+}

@@ -1,0 +1,120 @@
+import {
+  type CommandRecord,
+  fail,
+  isTerminal,
+  ok,
+  type Result,
+  type RunnerEvent,
+  type RunnerOutcome,
+  type RunStatus,
+} from "../protocol/index.ts";
+import { canonicalJson } from "./canonical.ts";
+import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
+import type { RunMachine } from "./run-machine.ts";
+
+// What the runner holding the current claim does to the run, one frame at a time.
+
+/** The frame's epoch is not the current claim's: nothing was done; the sender is fenced. */
+export type StaleEpoch = { kind: "stale_epoch"; epoch: number };
+
+export type BatchVerdict =
+  | StaleEpoch
+  | { kind: "terminal"; status: RunStatus }
+  /** Stored what was new; `stoppedAt` is the gap or conflict that ended the batch early. */
+  | { kind: "stored"; highestSourceSeq: number; stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null };
+
+/**
+ * Stores a runner's batch: each event judged in memory against the runner's state as the batch
+ * advances (judge-event.ts), then everything new written in one pass. Renews the lease and the
+ * idle deadline.
+ */
+export function storeBatch(machine: RunMachine, epoch: number, events: RunnerEvent[]): BatchVerdict {
+  const run = machine.mustLoad();
+  if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
+  if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
+  machine.renewLease(run);
+  let runner = machine.store.runnerState();
+  const accepted = new Map<number, RunnerEvent>();
+  const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.store.runnerEvent(sourceSeq);
+  let stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null = null;
+  for (const event of events) {
+    const verdict = judgeRunnerEvent(runner, epoch, event, stored);
+    if (verdict.kind === "duplicate") continue;
+    if (verdict.kind === "stale_epoch") return verdict;
+    if (verdict.kind !== "accepted") {
+      stoppedAt = verdict;
+      break;
+    }
+    runner = verdict.state;
+    accepted.set(event.sourceSeq, event);
+  }
+  const drafts = [...accepted.values()].map((event) => ({
+    epoch,
+    sourceSeq: event.sourceSeq,
+    type: event.type,
+    data: event.data ?? null,
+    time: parseTime(event.time) ?? machine.now,
+  }));
+  if (drafts.length > 0 && runner) {
+    const appended = machine.store.appendEvents(drafts, runner);
+    machine.effects.appended.push(...appended);
+    for (const event of appended) machine.noticeApprovalRequest(event.seq, event);
+  }
+  machine.timers.set("idle", machine.now + run.timeouts.idleMs);
+  return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };
+}
+
+/** A heartbeat: renews the lease (and resumes a stalled run). */
+export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed" } | StaleEpoch {
+  const run = machine.mustLoad();
+  if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
+  if (!isTerminal(run.status)) machine.renewLease(run);
+  return { kind: "renewed" };
+}
+
+/** The runner's outcome. Repeating it is harmless; a different outcome for an ended run is refused. */
+export function completeRun(
+  machine: RunMachine,
+  epoch: number,
+  outcome: RunnerOutcome,
+): Result<{ kind: "completed"; status: RunStatus } | StaleEpoch> {
+  const run = machine.mustLoad();
+  if (epoch !== run.epoch) return ok({ kind: "stale_epoch", epoch: run.epoch });
+  if (isTerminal(run.status)) {
+    if (run.outcome && canonicalJson(run.outcome) === canonicalJson(outcome)) {
+      return ok({ kind: "completed", status: run.status });
+    }
+    return fail("outcome_conflict", `run already ended as ${run.status}; a different outcome changes nothing`);
+  }
+  machine.terminalize(outcome, false);
+  return ok({ kind: "completed", status: outcome.status });
+}
+
+/** The runner's report on one command: delivered, then applied or rejected, never back. */
+export function ackCommand(
+  machine: RunMachine,
+  epoch: number,
+  ack: { controllerSeq: number; commandId: string; state: "delivered" | "applied" | "rejected" },
+): Result<{ kind: "acked"; command: CommandRecord } | StaleEpoch> {
+  const run = machine.mustLoad();
+  if (epoch !== run.epoch) return ok({ kind: "stale_epoch", epoch: run.epoch });
+  const { commandId, controllerSeq, state } = ack;
+  const found = machine.commands.find(commandId);
+  if (!found || found.record.controllerSeq !== controllerSeq) {
+    return fail("not_found", `no command ${commandId} with controllerSeq ${controllerSeq}`);
+  }
+  const current = found.record.state;
+  if (current === state) return ok({ kind: "acked", command: found.record });
+  if (current === "applied" || current === "rejected") {
+    return fail("conflict", `command ${commandId} was already ${current}`);
+  }
+  const command = machine.commands.setState(commandId, state, machine.now, epoch);
+  machine.control(epoch, "command.acked", { commandId, controllerSeq, state });
+  return ok({ kind: "acked", command });
+}
+
+function parseTime(time: string | undefined): number | null {
+  if (time === undefined) return null;
+  const ms = Date.parse(time);
+  return Number.isFinite(ms) ? ms : null;
+}

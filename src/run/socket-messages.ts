@@ -1,0 +1,40 @@
+import type { z } from "zod";
+import {
+  fail,
+  invalid,
+  MAX_FRAME_BYTES,
+  ok,
+  parseJson,
+  type Result,
+  RunnerFrame,
+  ViewerFrame,
+} from "../protocol/index.ts";
+import type { RunHost } from "./host.ts";
+import { handleRunnerFrame } from "./runner-session.ts";
+import { attachmentOf, sendFailure } from "./run-sockets.ts";
+import { handleViewerFrame } from "./viewer-session.ts";
+
+const decoder = new TextDecoder();
+
+/** One socket message as a frame of `schema`: refused when too large, not JSON, too deep or invalid. */
+export function parseFrame<S extends z.ZodType>(message: string | ArrayBuffer, schema: S): Result<z.infer<S>> {
+  const size = typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength;
+  if (size > MAX_FRAME_BYTES) return fail("payload_too_large", `frames are limited to ${MAX_FRAME_BYTES} bytes`);
+  const json = parseJson(typeof message === "string" ? message : decoder.decode(message), "invalid_frame");
+  if (!json.ok) return json;
+  const frame = schema.safeParse(json.value);
+  return frame.success ? ok(frame.data) : invalid("invalid_frame", frame.error);
+}
+
+/** Handles one message from a runner or viewer socket of the run; every refusal is an error frame. */
+export async function handleSocketMessage(host: RunHost, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  const attachment = attachmentOf(ws);
+  if (attachment?.role === "runner") {
+    const frame = parseFrame(message, RunnerFrame);
+    if (!frame.ok) return sendFailure(ws, frame);
+    return handleRunnerFrame(host, ws, attachment.epoch, frame.value);
+  }
+  const frame = parseFrame(message, ViewerFrame);
+  if (!frame.ok) return sendFailure(ws, frame);
+  return handleViewerFrame(host, ws, attachment?.role === "viewer" && attachment.interact, frame.value);
+}
