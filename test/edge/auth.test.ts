@@ -36,10 +36,14 @@ describe("run tokens", () => {
     expect((await json(commands, 403)).error.code).toBe("forbidden");
   });
 
-  it("a viewer token reads but cannot write unless minted with interact", async () => {
+  it("a viewer token reads the run and its events", async () => {
     const { run, viewerToken } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}`, { key: viewerToken }), 200)).id).toBe(run.id);
     expect((await json(await call(`/v1/runs/${run.id}/events`, { key: viewerToken }), 200)).events).toHaveLength(1);
+  });
+
+  it("a viewer token cannot send commands or delete the run", async () => {
+    const { run, viewerToken } = await createRun();
     const denied = await call(`/v1/runs/${run.id}/commands`, {
       method: "POST",
       json: { commandId: "c", type: "interrupt" },
@@ -49,6 +53,11 @@ describe("run tokens", () => {
     expect((await json(await call(`/v1/runs/${run.id}`, { method: "DELETE", key: viewerToken }), 403)).error.code).toBe(
       "forbidden",
     );
+    expect((await json(await call(`/v1/runs/${run.id}/events`), 200)).events).toHaveLength(1);
+  });
+
+  it("a viewer token minted with interact sends commands, but mints no tokens", async () => {
+    const { run } = await createRun();
     const minted = await json(
       await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }),
       201,
@@ -122,7 +131,7 @@ describe("run tokens", () => {
     expect(claims.exp).toBeGreaterThanOrEqual(before + 5_000);
     expect(claims.exp).toBeLessThanOrEqual(after + 5_000);
     const runner = await connectRunner(run.id, minted.token);
-    runner.send({ type: "hello", runnerId: "short-lived", lastSourceSeq: 0 });
+    runner.send({ type: "hello", runnerId: "short-lived" });
     expect((await runner.next("claimed")).epoch).toBe(1);
   });
 

@@ -85,17 +85,21 @@ export function runObject(runId: string, tenant = "tenant-a") {
 }
 
 /**
- * Moves the run `ms` into the future: every stored deadline is pulled in by `ms`, then the
- * alarm runs. Deadlines live only in the timers table, so this is exactly what time passing does.
+ * Moves the run `ms` into the future without ringing its alarm: every stored deadline is pulled
+ * in by `ms`. Deadlines live only in the timers table, so this is exactly what time passing does.
  */
-export async function advance(runId: string, ms: number): Promise<void> {
-  const stub = runObject(runId);
-  await runInDurableObject(stub, async (_instance, state) => {
+export async function travel(runId: string, ms: number): Promise<void> {
+  await runInDurableObject(runObject(runId), async (_instance, state) => {
     state.storage.sql.exec("UPDATE timers SET due_at = due_at - ?", ms);
-    // Parked in the future so the runtime does not fire it on its own; the test fires it now.
+    // Parked in the future so the runtime does not fire it on its own; tests ring it themselves.
     await state.storage.setAlarm(Date.now() + DAY);
   });
-  if (!(await runDurableObjectAlarm(stub))) throw new Error("the run's alarm did not run");
+}
+
+/** Moves the run `ms` into the future, then rings its alarm. */
+export async function advance(runId: string, ms: number): Promise<void> {
+  await travel(runId, ms);
+  if (!(await runDurableObjectAlarm(runObject(runId)))) throw new Error("the run's alarm did not run");
 }
 
 export async function timers(runId: string): Promise<Array<{ kind: string; ref: string; due_at: number }>> {

@@ -35,20 +35,33 @@ describe("a run's log as a Durable Streams stream", () => {
     expect(head.headers.get("stream-closed")).toBe("true");
   });
 
-  it("refuses offsets it never issued, writes, runner tokens, other tenants, and unknown or purged runs", async () => {
-    const { run, runnerToken } = await createRun();
+  it("refuses offsets it never issued", async () => {
+    const { run } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}/stream?offset=banana`), 400)).error.code).toBe("invalid_query");
     expect(
       (await json(await call(`/v1/runs/${run.id}/stream?offset=0000000000000009_0000000000000001`), 400)).error.code,
     ).toBe("invalid_query");
+  });
+
+  it("is read-only: other methods are 405 with Allow", async () => {
+    const { run } = await createRun();
     const post = await call(`/v1/runs/${run.id}/stream`, { method: "POST", body: "[1]" });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
+    expect(await allEvents(run.id)).toHaveLength(1);
+  });
+
+  it("refuses runner tokens (403) and other tenants' keys (404)", async () => {
+    const { run, runnerToken } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}/stream`, { key: runnerToken }), 403)).error.code).toBe(
       "forbidden",
     );
     expect((await json(await call(`/v1/runs/${run.id}/stream`, { key: "key-b" }), 404)).error.code).toBe("not_found");
+  });
+
+  it("answers 404 for an unknown run and 410 with the final status for a purged one", async () => {
     expect((await json(await call(`/v1/runs/${uniqueRunId()}/stream`), 404)).error.code).toBe("not_found");
+    const { run } = await createRun();
     await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
     await json(await call(`/v1/runs/${run.id}`, { method: "DELETE" }), 200);
     expect(await json(await call(`/v1/runs/${run.id}/stream`), 410)).toMatchObject({

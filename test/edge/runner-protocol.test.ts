@@ -45,7 +45,7 @@ describe("claims", () => {
     original.runner.close();
     await claim(run.id, runnerToken, "successor");
     const returning = await connectRunner(run.id, runnerToken);
-    returning.send({ type: "hello", runnerId: "original", lastSourceSeq: 0, epoch: original.epoch });
+    returning.send({ type: "hello", runnerId: "original", epoch: original.epoch });
     expect(await returning.next("fenced")).toEqual({ type: "fenced", epoch: 2 });
     expect((await returning.waitClosed()).code).toBe(4001);
     expect(await getRun(run.id)).toMatchObject({ epoch: 2, runner: { id: "successor", connected: true } });
@@ -56,7 +56,7 @@ describe("claims", () => {
     const original = await claim(run.id, runnerToken, "original");
     original.runner.close();
     const returning = await connectRunner(run.id, runnerToken);
-    returning.send({ type: "hello", runnerId: "original", lastSourceSeq: 0, epoch: 1 });
+    returning.send({ type: "hello", runnerId: "original", epoch: 1 });
     expect((await returning.next("claimed")).epoch).toBe(2);
   });
 
@@ -66,7 +66,7 @@ describe("claims", () => {
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
     const late = await connectRunner(run.id, runnerToken);
-    late.send({ type: "hello", runnerId: "late", lastSourceSeq: 0 });
+    late.send({ type: "hello", runnerId: "late" });
     expect(await late.next("rejected")).toEqual({ type: "rejected", reason: "terminal-run", status: "succeeded" });
     expect((await late.waitClosed()).code).toBe(4002);
     expect(await getRun(run.id)).toMatchObject({ epoch: 1, status: "succeeded" });
@@ -80,33 +80,43 @@ describe("claims", () => {
 });
 
 describe("event dispositions", () => {
-  it("skips a duplicate, stops at a conflict and at a gap, and acks the highest contiguous sourceSeq", async () => {
+  it("skips a resent event with identical content and stores what follows it", async () => {
     const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);
     runner.send({ type: "events", epoch, events: [agentEvent(1), agentEvent(2)] });
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 2 });
-
-    // duplicate: identical content at a stored sourceSeq, then new events continue
     runner.send({ type: "events", epoch, events: [agentEvent(1), agentEvent(2), agentEvent(3)] });
     expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 3 });
+    expect(await runnerTranscript(run.id)).toEqual(
+      [1, 2, 3].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
+    );
+    expectGapless(await allEvents(run.id));
+  });
 
-    // conflict: same sourceSeq, different content; nothing from it on is stored
+  it("stops at a stored sourceSeq resent with other content: conflict, then the ack of what was stored", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    await runner.next("ack");
     runner.send({
       type: "events",
       epoch,
-      events: [agentEvent(4), agentEvent(3, "TEXT_MESSAGE_CONTENT", { delta: "other" }), agentEvent(5)],
+      events: [agentEvent(2), agentEvent(1, "TEXT_MESSAGE_CONTENT", { delta: "other" }), agentEvent(3)],
     });
-    expect(await runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 3 });
-    expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 4 });
-
-    // gap: 7 without 6; nothing from there on is stored
-    runner.send({ type: "events", epoch, events: [agentEvent(5), agentEvent(7), agentEvent(8)] });
-    expect(await runner.next("gap")).toEqual({ type: "gap", expected: 6 });
-    expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 5 });
-
+    expect(await runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 1 });
+    expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 2 });
     expect(await runnerTranscript(run.id)).toEqual(
-      [1, 2, 3, 4, 5].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
+      [1, 2].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
     );
+  });
+
+  it("stops at a gap: gap with the expected sourceSeq, then the ack of what was stored", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1), agentEvent(3), agentEvent(4)] });
+    expect(await runner.next("gap")).toEqual({ type: "gap", expected: 2 });
+    expect(await runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 1 });
+    expect(await runnerTranscript(run.id)).toEqual([[1, "TEXT_MESSAGE_CONTENT", { delta: "chunk 1" }]]);
     expectGapless(await allEvents(run.id));
   });
 

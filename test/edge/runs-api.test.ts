@@ -105,7 +105,7 @@ describe("reading runs", () => {
     for (let i = 0; i < 5; i++) created.push((await createRun({ metadata: { i } }, tenantKey)).run);
     const { run: finished, runnerToken } = await createRun({}, tenantKey);
     created.push(finished);
-    const { runner, epoch } = await claimAs(finished.id, runnerToken);
+    const { runner, epoch } = await claim(finished.id, runnerToken);
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
     await runner.next("completed");
     // Newest first; runs created in the same millisecond come in descending id order.
@@ -140,10 +140,6 @@ describe("reading runs", () => {
   });
 });
 
-async function claimAs(runId: string, token: string) {
-  return claim(runId, token);
-}
-
 describe("paging events", () => {
   it("pages with after/limit, reports hasMore and nextAfter, and bounds limit to 1..500", async () => {
     const { run, runnerToken } = await createRun();
@@ -167,9 +163,14 @@ describe("paging events", () => {
 });
 
 describe("deleting runs", () => {
-  it("refuses to delete a live run, purges a finished one and answers 410 afterwards", async () => {
-    const { run, runnerToken } = await createRun();
+  it("a live run cannot be deleted", async () => {
+    const { run } = await createRun();
     expect((await json(await call(`/v1/runs/${run.id}`, { method: "DELETE" }), 409)).error.code).toBe("not_terminal");
+    expect((await getRun(run.id)).status).toBe("queued");
+  });
+
+  it("a finished run is purged: every read answers 410 with its final status, and its id stays taken", async () => {
+    const { run, runnerToken } = await createRun();
     const { runner, epoch } = await claim(run.id, runnerToken);
     runner.send({ type: "events", epoch, events: [agentEvent(1)] });
     await runner.next("ack");
@@ -184,6 +185,12 @@ describe("deleting runs", () => {
     expect((await json(await call("/v1/runs", { method: "POST", json: { runId: run.id } }), 410)).error.code).toBe(
       "gone",
     );
+  });
+
+  it("a purged run leaves the tenant's list", async () => {
+    const { run } = await createRun();
+    await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
+    await json(await call(`/v1/runs/${run.id}`, { method: "DELETE" }), 200);
     const listed = await json(await call("/v1/runs?limit=200"), 200);
     expect(listed.runs.map((r: { runId: string }) => r.runId)).not.toContain(run.id);
   });

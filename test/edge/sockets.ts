@@ -105,7 +105,7 @@ export async function connectRunner(runId: string, runnerToken: string): Promise
 /** Connects and claims; returns the socket and the claimed frame. */
 export async function claim(runId: string, runnerToken: string, runnerId = "runner-1") {
   const runner = await connectRunner(runId, runnerToken);
-  runner.send({ type: "hello", runnerId, lastSourceSeq: 0 });
+  runner.send({ type: "hello", runnerId });
   const claimed = await runner.next("claimed");
   return { runner, claimed, epoch: claimed.epoch as number };
 }

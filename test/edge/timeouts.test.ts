@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { advance, allEvents, call, createRun, DAY, getRun, json, runObject, timers } from "./helpers.ts";
+import { advance, allEvents, call, createRun, DAY, getRun, json, runObject, timers, travel } from "./helpers.ts";
 import { agentEvent, claim } from "./sockets.ts";
 
 const LONG = 40 * DAY;
@@ -53,16 +53,13 @@ describe("deadlines run on the object's alarm", () => {
   it("heartbeats renew the lease", async () => {
     const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 60_000 } });
     const { runner, epoch } = await claim(run.id, runnerToken);
-    const lease = () => timers(run.id).then((rows) => rows.find((t) => t.kind === "lease")?.due_at ?? 0);
-    const first = await lease();
-    // Pull the lease in, as if time had passed; a heartbeat must push it out again.
-    await runInDurableObject(runObject(run.id), (_instance, state) => {
-      state.storage.sql.exec("UPDATE timers SET due_at = due_at - 30000 WHERE kind = 'lease'");
-    });
-    expect(await lease()).toBe(first - 30_000);
+    const leaseExpiresAt = async () => Date.parse((await getRun(run.id)).runner.leaseExpiresAt ?? "none");
+    const claimedLease = await leaseExpiresAt();
+    await travel(run.id, 30_000);
+    expect(await leaseExpiresAt()).toBe(claimedLease - 30_000);
     runner.send({ type: "heartbeat", epoch });
     await runner.settle();
-    expect(await lease()).toBeGreaterThanOrEqual(first);
+    expect(await leaseExpiresAt()).toBeGreaterThanOrEqual(claimedLease);
   });
 
   it("an idle runner is timed out and told to cancel", async () => {

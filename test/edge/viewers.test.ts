@@ -93,21 +93,30 @@ describe("viewers", () => {
     expect(await json(purged, 410)).toMatchObject({ error: { code: "gone" }, status: "failed" });
   });
 
-  it("a read-only viewer cannot send commands; an interacting viewer can, with the HTTP semantics", async () => {
+  it("a read-only viewer's command is refused and stores nothing", async () => {
     const { run, runnerToken, viewerToken } = await createRun();
-    const { runner } = await claim(run.id, runnerToken);
+    await claim(run.id, runnerToken);
     const readOnly = await watch(run.id, viewerToken, 0);
     readOnly.send({ type: "command", command: { commandId: "v1", type: "input", text: "hi" } });
     expect((await readOnly.next("error")).code).toBe("forbidden");
+    expect((await allEvents(run.id)).filter((e) => e.type === "command.queued")).toEqual([]);
+  });
 
-    const minted = await json(
-      await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }),
-      201,
-    );
-    const operator = await watch(run.id, minted.token, 0);
+  it("an interacting viewer's command is accepted and reaches the runner", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner } = await claim(run.id, runnerToken);
+    const operator = await watch(run.id, await interactingToken(run.id), 0);
     operator.send({ type: "command", command: { commandId: "v1", type: "input", text: "hi" } });
     expect((await operator.next("commandAccepted")).command).toMatchObject({ commandId: "v1", state: "delivered" });
     expect(await runner.next("command")).toMatchObject({ commandId: "v1", kind: "input", text: "hi" });
+  });
+
+  it("an interacting viewer's refused frames get the HTTP routes' error codes and store nothing", async () => {
+    const { run, runnerToken } = await createRun();
+    await claim(run.id, runnerToken);
+    const operator = await watch(run.id, await interactingToken(run.id), 0);
+    operator.send({ type: "command", command: { commandId: "v1", type: "input", text: "hi" } });
+    await operator.next("commandAccepted");
     operator.send({ type: "command", command: { commandId: "v1", type: "input", text: "changed" } });
     expect((await operator.next("error")).code).toBe("conflict");
     operator.send({ type: "approval", requestId: "missing", approval: { decision: "approve" } });
@@ -118,3 +127,11 @@ describe("viewers", () => {
     expect(queued.map((e) => (e.data as { commandId: string }).commandId)).toEqual(["v1"]);
   });
 });
+
+async function interactingToken(runId: string): Promise<string> {
+  const minted = await json(
+    await call(`/v1/runs/${runId}/tokens`, { method: "POST", json: { role: "viewer", interact: true } }),
+    201,
+  );
+  return minted.token as string;
+}
