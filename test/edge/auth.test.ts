@@ -118,6 +118,23 @@ describe("run tokens", () => {
     expect(expiredSocket.status).toBe(401);
   });
 
+  it.each([
+    ["a segment whose base64 length is 1 mod 4", "rt1.abcde.x"],
+    ["a segment that is not base64url", "rt1.ab$cd.efgh"],
+    ["a missing signature", "rt1.abcd"],
+    ["an extra segment", "rt1.abcd.efgh.ijkl"],
+  ])("a token with %s is 401 unauthorized", async (_name, token) => {
+    const { run } = await createRun();
+    const response = await call(`/v1/runs/${run.id}`, { key: token });
+    expect(await json(response, 401)).toEqual({ error: { code: "unauthorized", message: "invalid token" } });
+  });
+
+  it("a correctly signed token whose claims are not run claims is 401", async () => {
+    const { run } = await createRun();
+    const notClaims = await signToken(env.TOKEN_SECRET, null as never);
+    expect((await json(await call(`/v1/runs/${run.id}`, { key: notClaims }), 401)).error.code).toBe("unauthorized");
+  });
+
   it("a minted token carries the requested lifetime", async () => {
     const { run } = await createRun();
     const before = Date.now();
