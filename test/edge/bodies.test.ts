@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../../src/protocol/index.ts";
 import { call, createRun, json, KEY_B } from "./helpers.ts";
 
 const MiB = 1024 * 1024;
+
+/** JSON text of arrays nested `depth` levels deep: `[[[…]]]`. */
+const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
 /**
  * A chunked body (no Content-Length) of `total` bytes, produced only as the reader pulls it:
@@ -51,5 +55,35 @@ describe("request bodies", () => {
     });
     const created = await json(await call("/v1/runs", { method: "POST", body: stream, key: KEY_B }), 201);
     expect(created.run.metadata.note).toHaveLength(300 * 1024);
+  });
+
+  it.each([
+    ["input", (deep: string) => `{"input":${deep}}`],
+    ["metadata", (deep: string) => `{"metadata":{"deep":${deep}}}`],
+  ])("a run whose %s nests 3,000 levels (a ~10 KB body) is refused with 422 and not created", async (_field, body) => {
+    const runId = `deep-${crypto.randomUUID()}`;
+    const text = body(nested(3_000)).replace("{", `{"runId":"${runId}",`);
+    expect(text.length).toBeLessThan(10_000);
+    const response = await call("/v1/runs", { method: "POST", body: text, key: KEY_B });
+    expect((await json(response, 422)).error).toEqual({
+      code: "invalid_body",
+      message: `JSON may nest at most ${MAX_JSON_DEPTH} levels of arrays and objects`,
+    });
+    expect((await json(await call(`/v1/runs/${runId}`, { key: KEY_B }), 404)).error.code).toBe("not_found");
+  });
+
+  it(`a body nested exactly ${MAX_JSON_DEPTH} levels, the body itself included, is accepted; one more is not`, async () => {
+    const atLimit = `{"input":${nested(MAX_JSON_DEPTH - 1)}}`;
+    const created = await json(await call("/v1/runs", { method: "POST", body: atLimit, key: KEY_B }), 201);
+    expect(JSON.stringify(created.run.input)).toBe(nested(MAX_JSON_DEPTH - 1));
+    const overLimit = `{"input":${nested(MAX_JSON_DEPTH)}}`;
+    expect((await json(await call("/v1/runs", { method: "POST", body: overLimit, key: KEY_B }), 422)).error.code).toBe(
+      "invalid_body",
+    );
+  });
+
+  it("brackets inside strings do not count as nesting", async () => {
+    const body = JSON.stringify({ input: { prompt: `${"[{".repeat(5_000)} " ${"]}".repeat(5_000)}` } });
+    expect((await json(await call("/v1/runs", { method: "POST", body, key: KEY_B }), 201)).run.status).toBe("queued");
   });
 });
