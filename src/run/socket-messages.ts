@@ -26,8 +26,21 @@ export function parseFrame<S extends z.ZodType>(message: string | ArrayBuffer, s
   return frame.success ? ok(frame.data) : invalid("invalid_frame", frame.error);
 }
 
-/** Handles one message from a runner or viewer socket of the run; every refusal is an error frame. */
+/**
+ * Handles one message from a runner or viewer socket of the run. Every frame gets an answer: a
+ * refusal is an error frame, and so, as a last resort, is a failure nobody expected. That one
+ * stores nothing either, since a throw inside an operation rolls its transaction back.
+ */
 export async function handleSocketMessage(host: RunHost, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  try {
+    await dispatch(host, ws, message);
+  } catch (error) {
+    console.error("socket frame failed", error);
+    sendFailure(ws, fail("internal", "the frame could not be handled; nothing it carried was stored"));
+  }
+}
+
+async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
   const attachment = attachmentOf(ws);
   if (attachment?.role === "runner") {
     const frame = parseFrame(message, RunnerFrame);

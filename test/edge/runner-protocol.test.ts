@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { allEvents, call, createRun, expectGapless, getRun, json, runnerTranscript } from "./helpers.ts";
+import { runInDurableObject } from "cloudflare:test";
+import { RUN_MIGRATIONS } from "../../src/objects/run-schema.ts";
+import { allEvents, call, createRun, expectGapless, getRun, json, runnerTranscript, runObject } from "./helpers.ts";
 import { agentEvent, claim, connectRunner } from "./sockets.ts";
 
 describe("claims", () => {
@@ -257,6 +259,58 @@ describe("malformed frames", () => {
     expect(error.code).toBe(code);
     expect(typeof error.message).toBe("string");
     expect(await allEvents(run.id)).toEqual(before);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    expect((await runner.next("ack")).highestSourceSeq).toBe(1);
+  });
+});
+
+/** An events frame, as text, whose one event's data is `{"a":{"a":…1…}}` nested `depth` levels. */
+function deepEventFrame(epoch: number, sourceSeq: number, depth: number): string {
+  const data = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+  return `{"type":"events","epoch":${epoch},"events":[{"sourceSeq":${sourceSeq},"type":"TEXT_MESSAGE_CONTENT","data":${data}}]}`;
+}
+
+describe("hostile frames", () => {
+  it("an event whose data nests 20,000 levels is refused at validation, and the run's reads keep working", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    const before = await allEvents(run.id);
+    const frame = deepEventFrame(epoch, 1, 20_000);
+    expect(frame.length).toBeGreaterThan(100 * 1024);
+    runner.send(frame);
+    expect((await runner.next("error")).code).toBe("invalid_frame");
+    expect(await allEvents(run.id)).toEqual(before);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    expect((await runner.next("ack")).highestSourceSeq).toBe(1);
+    expect(await runnerTranscript(run.id)).toEqual([[1, "TEXT_MESSAGE_CONTENT", { delta: "chunk 1" }]]);
+  });
+
+  it("resending a stored sourceSeq with deeply nested data gets an answer and changes nothing", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    await runner.next("ack");
+    const before = await allEvents(run.id);
+    runner.send(deepEventFrame(epoch, 1, 20_000));
+    expect((await runner.next("error")).code).toBe("invalid_frame");
+    expect(await allEvents(run.id)).toEqual(before);
+  });
+
+  it("a frame whose handling fails unexpectedly gets an internal error frame, and its transaction stores nothing", async () => {
+    const { run, runnerToken } = await createRun();
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    const before = await allEvents(run.id);
+    // A fault the code cannot expect: the approvals table is gone when an approval request arrives.
+    await runInDurableObject(runObject(run.id), (_instance, state) => state.storage.sql.exec("DROP TABLE approvals"));
+    runner.send({
+      type: "events",
+      epoch,
+      events: [agentEvent(1), agentEvent(2, "approval.requested", { requestId: "r1" })],
+    });
+    expect(await runner.next("error")).toMatchObject({ code: "internal" });
+    expect(await allEvents(run.id)).toEqual(before);
+    await runInDurableObject(runObject(run.id), (_instance, state) => state.storage.sql.exec(RUN_MIGRATIONS[0]!.sql));
+    expect((await getRun(run.id)).highestSourceSeq).toBe(0);
     runner.send({ type: "events", epoch, events: [agentEvent(1)] });
     expect((await runner.next("ack")).highestSourceSeq).toBe(1);
   });
