@@ -113,15 +113,123 @@ describe("deadlines run on the object's alarm", () => {
     });
     expect(await timers(run.id)).toEqual([]);
   });
+});
 
-  it("a repeated alarm delivery changes nothing", async () => {
-    const { run } = await createRun({ timeouts: { claimMs: 1_000 } });
+/** Everything observable about a run: its record (or 410), its log and its deadlines. */
+async function observe(runId: string) {
+  const read = async (path: string) => {
+    const response = await call(path);
+    return { status: response.status, body: await response.json() };
+  };
+  return {
+    run: await read(`/v1/runs/${runId}`),
+    log: await read(`/v1/runs/${runId}/events?after=0&limit=500`),
+    timers: await timers(runId),
+  };
+}
+
+/** Delivers a timer that already fired once more: its row is back, due, and the alarm rings. */
+async function redeliver(runId: string, kind: string, ref = ""): Promise<void> {
+  await runInDurableObject(runObject(runId), async (_instance, state) => {
+    state.storage.sql.exec("INSERT INTO timers (kind, ref, due_at) VALUES (?, ?, ?)", kind, ref, Date.now() - 1);
+    await state.storage.setAlarm(Date.now() + DAY);
+  });
+  if (!(await runDurableObjectAlarm(runObject(runId)))) throw new Error("the run's alarm did not run");
+}
+
+describe("alarms are delivered at least once: a timer that fires again changes nothing", () => {
+  const stalled = async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 1_000, takeoverMs: 5_000, idleMs: LONG } });
+    await claim(run.id, runnerToken);
     await advance(run.id, 1_000);
-    const before = await allEvents(run.id);
-    const stub = runObject(run.id);
-    await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now() + DAY));
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await allEvents(run.id)).toEqual(before);
-    expect((await getRun(run.id)).status).toBe("timed_out");
+    expect((await getRun(run.id)).status).toBe("stalled");
+    return run.id;
+  };
+  const finished = async (retentionMs: number) => {
+    const { run, runnerToken } = await createRun({ retentionMs });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });
+    await runner.next("completed");
+    return run.id;
+  };
+
+  it.each<[string, string, () => Promise<string>]>([
+    [
+      "claim",
+      "",
+      async () => {
+        const { run } = await createRun({ timeouts: { claimMs: 1_000 } });
+        await advance(run.id, 1_000);
+        return run.id;
+      },
+    ],
+    ["lease", "", stalled],
+    [
+      "takeover",
+      "",
+      async () => {
+        const runId = await stalled();
+        await advance(runId, 5_000);
+        return runId;
+      },
+    ],
+    [
+      "approval",
+      "req-1",
+      async () => {
+        const { run, runnerToken } = await createRun({ timeouts: { approvalMs: 60_000, heartbeatMs: LONG } });
+        const { runner, epoch } = await claim(run.id, runnerToken);
+        runner.send({ type: "events", epoch, events: [agentEvent(1, "approval.requested", { requestId: "req-1" })] });
+        await runner.next("ack");
+        await advance(run.id, 60_000);
+        return run.id;
+      },
+    ],
+    [
+      "idle",
+      "",
+      async () => {
+        const { run, runnerToken } = await createRun({ timeouts: { idleMs: 2_000, heartbeatMs: LONG } });
+        await claim(run.id, runnerToken);
+        await advance(run.id, 2_000);
+        return run.id;
+      },
+    ],
+    [
+      "deadline",
+      "",
+      async () => {
+        const { run } = await createRun({ timeouts: { runMs: 3_000 } });
+        await advance(run.id, 3_000);
+        return run.id;
+      },
+    ],
+    [
+      "cancel_grace",
+      "",
+      async () => {
+        const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: LONG, idleMs: LONG } });
+        const { runner } = await claim(run.id, runnerToken);
+        await json(await call(`/v1/runs/${run.id}/cancel`, { method: "POST" }), 202);
+        await runner.next("command");
+        await advance(run.id, 30_000);
+        return run.id;
+      },
+    ],
+    [
+      "retention",
+      "",
+      async () => {
+        const runId = await finished(10_000);
+        await advance(runId, 10_000);
+        return runId;
+      },
+    ],
+  ])("the %s timer", async (kind, ref, fired) => {
+    const runId = await fired();
+    const before = await observe(runId);
+    expect(before.timers.map((t) => [t.kind, t.ref])).not.toContainEqual([kind, ref]);
+    await redeliver(runId, kind, ref);
+    expect(await observe(runId)).toEqual(before);
   });
 });
