@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
 import { RUN_MIGRATIONS } from "../../src/objects/run-schema.ts";
+import { waitFor } from "../support/wait.ts";
 import { allEvents, call, createRun, expectGapless, getRun, json, runnerTranscript, runObject } from "./helpers.ts";
 import { agentEvent, claim, connectRunner } from "./sockets.ts";
 
@@ -60,6 +61,29 @@ describe("claims", () => {
     const returning = await connectRunner(run.id, runnerToken);
     returning.send({ type: "hello", runnerId: "original", epoch: 1 });
     expect((await returning.next("claimed")).epoch).toBe(2);
+  });
+
+  it("a runner whose claimed frame was lost to a cut gets a new claim, not fenced by its own claim", async () => {
+    const { run, runnerToken } = await createRun();
+    const first = await claim(run.id, runnerToken, "bridge-r");
+    first.runner.close();
+    await loseClaimedFrame(run.id, runnerToken, "bridge-r", first.epoch);
+    const returning = await connectRunner(run.id, runnerToken);
+    returning.send({ type: "hello", runnerId: "bridge-r", epoch: first.epoch });
+    expect(await returning.next("claimed")).toMatchObject({ epoch: 3 });
+    expect(await getRun(run.id)).toMatchObject({ epoch: 3, status: "running", runner: { id: "bridge-r" } });
+  });
+
+  it("another runner reconnecting with that old epoch is fenced", async () => {
+    const { run, runnerToken } = await createRun();
+    const first = await claim(run.id, runnerToken, "bridge-r");
+    first.runner.close();
+    await loseClaimedFrame(run.id, runnerToken, "bridge-r", first.epoch);
+    const other = await connectRunner(run.id, runnerToken);
+    other.send({ type: "hello", runnerId: "bridge-s", epoch: first.epoch });
+    expect(await other.next("fenced")).toEqual({ type: "fenced", epoch: 2 });
+    expect((await other.waitClosed()).code).toBe(4001);
+    expect(await getRun(run.id)).toMatchObject({ epoch: 2, runner: { id: "bridge-r" } });
   });
 
   it("a claim on a terminal run is rejected and leaves the epoch unchanged", async () => {
@@ -315,3 +339,18 @@ describe("hostile frames", () => {
     expect((await runner.next("ack")).highestSourceSeq).toBe(1);
   });
 });
+
+/**
+ * `runnerId` reconnects holding `heldEpoch` and says hello, and its socket drops before it reads
+ * `claimed`: the edge has committed the next claim, the runner never learns it.
+ */
+async function loseClaimedFrame(runId: string, runnerToken: string, runnerId: string, heldEpoch: number) {
+  const cut = await connectRunner(runId, runnerToken);
+  cut.send({ type: "hello", runnerId, epoch: heldEpoch });
+  cut.close();
+  await waitFor(
+    `the claim after epoch ${heldEpoch} to commit`,
+    async () => (await getRun(runId)).epoch > heldEpoch,
+    5_000,
+  );
+}
