@@ -1,5 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Two projects: the control plane inside the Workers runtime, and runner-bridge as real
 // processes against a real `wrangler dev`.
@@ -18,7 +18,18 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "edge", include: ["test/edge/**/*.test.ts"] },
+        test: { name: "edge", include: ["test/edge/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/edge/dev/**"] },
+      },
+      {
+        // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
+        test: {
+          name: "edge-dev",
+          include: ["test/edge/dev/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
       },
       {
         test: {
