@@ -17,7 +17,12 @@ export function attachViewer(
 ): void {
   const status = store.load()?.status;
   if (status === undefined) throw new Error("run row missing");
-  sockets.acceptViewer(ws, viewer.interact);
+  const finished = isTerminal(status);
+  // A finished run sends nothing after its replay, so its socket is not handed to the hibernation
+  // API: the runtime ends the connection of a hibernatable socket only when the object is
+  // evicted (~10 s idle), well after the close handshake, and the viewer would wait that long.
+  if (finished) ws.accept();
+  else sockets.acceptViewer(ws, viewer.interact);
   let cursor = viewer.after;
   for (;;) {
     const events = store.eventsAfter(cursor, REPLAY_PAGE);
@@ -27,7 +32,7 @@ export function attachViewer(
     if (events.length < REPLAY_PAGE) break;
   }
   send(ws, { type: "status", status });
-  if (isTerminal(status)) {
+  if (finished) {
     send(ws, { type: "end", status });
     closeSocket(ws, CLOSE_NORMAL, "run ended");
   }
