@@ -2,7 +2,6 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { type ReadRequest, type ReadResult, readOrWait, readPage, type StreamInfo } from "../log/reader.ts";
-import { LOG_SCHEMA } from "../log/schema.ts";
 import { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { DEFAULT_CONTENT_TYPE, isJsonType, renderBody, splitBody } from "../streams/content.ts";
@@ -23,7 +22,8 @@ import {
 } from "../streams/stream-api.ts";
 import { FORK_COPY_TIMEOUT_MS, type StreamStatus, StreamStore } from "../streams/stream-store.ts";
 import { appended, judgeAppend } from "../streams/write-rules.ts";
-import { STREAM_SCHEMA } from "./stream-schema.ts";
+import { applyMigrations } from "./migrations.ts";
+import { STREAM_MIGRATIONS } from "./stream-schema.ts";
 import { streamStub } from "./stubs.ts";
 
 /** Retry interval for releasing a reference on a source that could not be reached. */
@@ -49,8 +49,7 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(LOG_SCHEMA);
-    ctx.storage.sql.exec(STREAM_SCHEMA);
+    applyMigrations(ctx.storage, STREAM_MIGRATIONS);
     this.store = new StreamStore(ctx.storage.sql, () => this.waiters.notify());
     this.forkHost = {
       transaction: (step) => ctx.storage.transactionSync(() => step(this.store)),

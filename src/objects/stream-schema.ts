@@ -1,9 +1,12 @@
+import { LOG_SCHEMA } from "../log/schema.ts";
+import type { Migration } from "./migrations.ts";
+
 /**
- * SQLite schema of StreamObject: one row of stream configuration next to the shared log core's
- * tables (src/log/schema.ts), plus the bookkeeping of forks. Every statement is idempotent so it
- * can run on each start.
+ * SQLite schema of StreamObject, version 1: one row of stream configuration next to the shared
+ * log core's tables (src/log/schema.ts), plus the bookkeeping of forks. Later changes are
+ * migrations in STREAM_MIGRATIONS, never edits here.
  */
-export const STREAM_SCHEMA = `
+const STREAM_SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS stream_meta (
   singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
   stream_id TEXT NOT NULL,
@@ -56,3 +59,8 @@ CREATE TABLE IF NOT EXISTS stream_releases (
   queued_at INTEGER NOT NULL
 );
 `;
+
+/** StreamObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
+export const STREAM_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "stream tables and the log core", sql: `${LOG_SCHEMA}${STREAM_SCHEMA_V1}` },
+];

@@ -1,0 +1,161 @@
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { applyMigrations, type Migration, schemaVersion } from "../../src/objects/migrations.ts";
+import { RUN_MIGRATIONS } from "../../src/objects/run-schema.ts";
+import { TENANT_INDEX_MIGRATIONS } from "../../src/objects/tenant-index-schema.ts";
+import { allEvents, call, createRun, getRun, json, KEY_B, runObject, timers } from "./helpers.ts";
+import { waitFor } from "../support/wait.ts";
+import { agentEvent, claim } from "./sockets.ts";
+
+/** The next migration a later issue might ship: a column and a table, added. */
+const NEXT_RUN_MIGRATION: Migration = {
+  version: RUN_MIGRATIONS.length + 1,
+  name: "test: command notes",
+  sql: "ALTER TABLE commands ADD COLUMN note TEXT; CREATE TABLE IF NOT EXISTS run_notes (note TEXT NOT NULL);",
+};
+
+/** A run with events, commands in several states, a pending approval and its timers. */
+async function busyRun() {
+  const created = await createRun({ timeouts: { approvalMs: 60_000, heartbeatMs: 600_000 } });
+  const runId = created.run.id;
+  const first = await claim(runId, created.runnerToken, "first");
+  const post = (body: unknown) => call(`/v1/runs/${runId}/commands`, { method: "POST", json: body });
+  await json(await post({ commandId: "delivered-then-unknown", type: "input", text: "a" }), 201);
+  await first.runner.next("command");
+  const second = await claim(runId, created.runnerToken, "second");
+  second.runner.send({
+    type: "events",
+    epoch: second.epoch,
+    events: [agentEvent(1), agentEvent(2), agentEvent(3, "approval.requested", { requestId: "req-1" })],
+  });
+  await second.runner.next("ack");
+  await json(await post({ commandId: "delivered", type: "interrupt" }), 201);
+  await second.runner.next("command");
+  second.runner.close();
+  await waitFor("the runner to be disconnected", async () => !(await getRun(runId)).runner.connected, 5_000);
+  await json(await post({ commandId: "queued", type: "input", text: "b" }), 201);
+  return runId;
+}
+
+async function snapshot(runId: string) {
+  const commands = await runInDurableObject(runObject(runId), (_instance, state) =>
+    state.storage.sql.exec("SELECT command_id, controller_seq, state FROM commands ORDER BY controller_seq").toArray(),
+  );
+  return { run: await getRun(runId), events: await allEvents(runId), commands, timers: await timers(runId) };
+}
+
+const columnsOf = (sql: SqlStorage, table: string) =>
+  sql
+    .exec<{ name: string }>(`PRAGMA table_info(${table})`)
+    .toArray()
+    .map((column) => column.name);
+
+describe("schema migrations", () => {
+  it("a run object records the schema version it was created with", async () => {
+    const { run } = await createRun();
+    const version = await runInDurableObject(runObject(run.id), (_instance, state) => schemaVersion(state.storage.sql));
+    expect(version).toBe(RUN_MIGRATIONS.length);
+  });
+
+  it("an object written by the current schema takes a new migration and keeps every event, command and timer", async () => {
+    const runId = await busyRun();
+    const before = await snapshot(runId);
+    expect(before.events.length).toBeGreaterThan(5);
+    expect(before.commands.map((c) => c.state)).toEqual(["unknown", "delivered", "queued"]);
+    expect(before.timers.map((t) => t.kind)).toEqual(["approval", "deadline", "idle", "lease"]);
+
+    const columns = await runInDurableObject(runObject(runId), (_instance, state) => {
+      applyMigrations(state.storage, [...RUN_MIGRATIONS, NEXT_RUN_MIGRATION]);
+      return { version: schemaVersion(state.storage.sql), commands: columnsOf(state.storage.sql, "commands") };
+    });
+    expect(columns.version).toBe(NEXT_RUN_MIGRATION.version);
+    expect(columns.commands).toContain("note");
+    expect(await snapshot(runId)).toEqual(before);
+  });
+
+  it("migrations already applied are not applied again on wake", async () => {
+    const runId = await busyRun();
+    await runInDurableObject(runObject(runId), (_instance, state) => {
+      applyMigrations(state.storage, [...RUN_MIGRATIONS, NEXT_RUN_MIGRATION]);
+      state.storage.sql.exec("INSERT INTO run_notes (note) VALUES ('kept')");
+    });
+    const before = await snapshot(runId);
+    await evictDurableObject(runObject(runId), { webSockets: "close" });
+    const notes = await runInDurableObject(runObject(runId), (_instance, state) => {
+      // Waking ran the class's own list; a second pass over the longer one finds nothing to do.
+      applyMigrations(state.storage, [...RUN_MIGRATIONS, NEXT_RUN_MIGRATION]);
+      return state.storage.sql.exec("SELECT note FROM run_notes").toArray();
+    });
+    expect(notes).toEqual([{ note: "kept" }]);
+    expect(await snapshot(runId)).toMatchObject({ events: before.events, commands: before.commands });
+  });
+
+  it("an object created before migrations existed is recorded at version 1 on wake, its data intact", async () => {
+    const runId = await busyRun();
+    const before = await snapshot(runId);
+    await runInDurableObject(runObject(runId), (_instance, state) =>
+      state.storage.sql.exec("DROP TABLE schema_migrations"),
+    );
+    await evictDurableObject(runObject(runId), { webSockets: "close" });
+    const version = await runInDurableObject(runObject(runId), (_instance, state) => schemaVersion(state.storage.sql));
+    expect(version).toBe(1);
+    const after = await snapshot(runId);
+    expect(after.events).toEqual(before.events);
+    expect(after.commands).toEqual(before.commands);
+    expect(after.timers).toEqual(before.timers);
+  });
+
+  it("a migration that fails is rolled back whole and not recorded", async () => {
+    const { run } = await createRun();
+    const broken: Migration = {
+      version: RUN_MIGRATIONS.length + 1,
+      name: "test: half broken",
+      sql: "ALTER TABLE commands ADD COLUMN note TEXT; ALTER TABLE no_such_table ADD COLUMN x TEXT;",
+    };
+    const outcome = await runInDurableObject(runObject(run.id), (_instance, state) => {
+      let error: unknown = null;
+      try {
+        applyMigrations(state.storage, [...RUN_MIGRATIONS, broken]);
+      } catch (thrown) {
+        error = thrown;
+      }
+      return {
+        failed: error !== null,
+        version: schemaVersion(state.storage.sql),
+        columns: columnsOf(state.storage.sql, "commands"),
+      };
+    });
+    expect(outcome).toMatchObject({ failed: true, version: RUN_MIGRATIONS.length });
+    expect(outcome.columns).not.toContain("note");
+  });
+
+  it("a list whose versions are not 1, 2, 3, … is refused before anything is applied", async () => {
+    const { run } = await createRun();
+    const message = await runInDurableObject(runObject(run.id), (_instance, state) => {
+      try {
+        applyMigrations(state.storage, [...RUN_MIGRATIONS, { ...NEXT_RUN_MIGRATION, version: 5 }]);
+        return "applied";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    });
+    expect(message).toMatch(/has version 5; expected 2/);
+  });
+
+  it("the tenant index and stream objects record their schema versions too", async () => {
+    const { run } = await createRun({}, KEY_B);
+    await json(await call("/v1/runs?limit=1", { key: KEY_B }), 200);
+    const index = env.TENANTS.get(env.TENANTS.idFromName("tenant-b"));
+    const indexed = await runInDurableObject(index, (_instance, state) => ({
+      version: schemaVersion(state.storage.sql),
+      listed: state.storage.sql.exec("SELECT run_id FROM runs WHERE run_id = ?", run.id).toArray().length,
+    }));
+    expect(indexed).toEqual({ version: TENANT_INDEX_MIGRATIONS.length, listed: 1 });
+
+    const path = `migrations-${crypto.randomUUID()}`;
+    const put = await call(`/v1/stream/${path}`, { method: "PUT", headers: { "content-type": "text/plain" } });
+    expect(put.status).toBe(201);
+    const stream = env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify(["tenant-a", path])));
+    expect(await runInDurableObject(stream, (_instance, state) => schemaVersion(state.storage.sql))).toBe(1);
+  });
+});
