@@ -8,7 +8,9 @@
  * Rules for a new migration: append it with the next version, never edit or reorder a shipped
  * one, and keep it additive where possible (ADD COLUMN, new tables), since objects are migrated
  * one by one as they wake. Migration 1 is each schema as it stood before migrations existed,
- * written with IF NOT EXISTS so objects created then take it as a no-op.
+ * written with IF NOT EXISTS so objects created then take it as a no-op. The log core's tables
+ * (src/log/schema.ts) are part of migration 1 of RunObject and StreamObject: a change to them is
+ * a new migration in both lists, not an edit of LOG_SCHEMA.
  */
 export interface Migration {
   version: number;
