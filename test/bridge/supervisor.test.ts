@@ -2,14 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ndjsonAdapter } from "../../runner-bridge/src/adapters/ndjson.ts";
-import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { type Envelope, EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
 import { startAgent } from "../../runner-bridge/src/launch.ts";
 import { groupAlive, terminateGroup } from "../../runner-bridge/src/proctree.ts";
 import { type RunSpec, readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { alive, FIXTURES, NODE, tempDir } from "./harness/bridge.ts";
 import { waitFor } from "../support/wait.ts";
 
-function launch(steps: unknown[]) {
+/** Starts the scripted agent under a real supervisor; `inbox` is written before it starts. */
+function launch(steps: unknown[], inbox: Envelope[] = []) {
   const dir = tempDir("supervised-");
   const script = path.join(dir, "..", `${path.basename(dir)}-script.json`);
   fs.writeFileSync(script, JSON.stringify(steps));
@@ -25,6 +26,7 @@ function launch(steps: unknown[]) {
     nonce: `nonce-${Date.now()}`,
     createdAt: new Date().toISOString(),
   };
+  if (inbox.length) new EnvelopeLog(paths.inbox).appendOnce(inbox);
   const supervisorPid = startAgent(paths, spec, ndjsonAdapter(), { PATH: process.env.PATH ?? "" });
   const journal = () => fs.readFileSync(paths.journal, "utf8");
   return { dir, paths, spec, supervisorPid, journal };
@@ -62,6 +64,22 @@ describe("the supervisor", () => {
       { type: "agent.received", line: { type: "input", text: "one" } },
       { type: "agent.received", line: "two" },
     ]);
+  });
+
+  it("hands the agent a multi-byte character that straddles a 64 KiB read of the inbox intact", async () => {
+    // The whole inbox is in place before the supervisor starts, so its first read ends at byte
+    // 65536 exactly; the envelope is laid out so that byte falls inside a three-byte "€".
+    const prefix = '{"commandId":"c1","line":"';
+    const filler = "x".repeat(65536 - Buffer.byteLength(prefix) - 1);
+    const text = `${filler}${"€".repeat(1000)}`;
+    const run = launch([{ readLines: 1 }, { exit: 0 }], [{ commandId: "c1", line: text }]);
+    const head = fs.readFileSync(run.paths.inbox).subarray(65535, 65538);
+    expect(head.toString("utf8")).toBe("€"); // the character's bytes sit on both sides of the boundary
+    await waitFor("the agent to exit after reading the line", () => run.journal().includes("__runnerBridgeExit"));
+    const [received] = run.journal().trim().split("\n");
+    const { line } = JSON.parse(received as string) as { line: string };
+    expect(line.indexOf("\uFFFD"), "position of a replacement character").toBe(-1);
+    expect(line === text, "the agent read exactly the envelope's line").toBe(true);
   });
 
   it("runs the agent in its own process group, which a SIGTERM-then-SIGKILL empties entirely", async () => {
