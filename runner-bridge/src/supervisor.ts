@@ -73,9 +73,10 @@ child.stdin?.on("error", () => {
   // the agent closed its stdin or exited; nothing to deliver any more
 });
 
-// Inbox feeder: forward each complete envelope line exactly once, in order.
+// Inbox feeder: forward each complete envelope line exactly once, in order. Lines are cut at
+// newline bytes and decoded whole, so a character split across two reads arrives intact.
 let offset = 0;
-let partial = "";
+let partial: Buffer = Buffer.alloc(0);
 let stdinClosed = false;
 function feed(): void {
   let fd: number;
@@ -90,18 +91,17 @@ function feed(): void {
       const n = fs.readSync(fd, buf, 0, buf.length, offset);
       if (n <= 0) break;
       offset += n;
-      partial += buf.toString("utf8", 0, n);
+      partial = Buffer.concat([partial, buf.subarray(0, n)]);
     }
   } finally {
     fs.closeSync(fd);
   }
-  let nl = partial.indexOf("\n");
-  while (nl >= 0) {
-    const line = partial.slice(0, nl);
-    partial = partial.slice(nl + 1);
-    deliver(line);
-    nl = partial.indexOf("\n");
+  let start = 0;
+  for (let nl = partial.indexOf(0x0a); nl >= 0; nl = partial.indexOf(0x0a, start)) {
+    deliver(partial.toString("utf8", start, nl));
+    start = nl + 1;
   }
+  partial = Buffer.from(partial.subarray(start));
 }
 function deliver(envelopeLine: string): void {
   if (stdinClosed || !child.stdin) return;
