@@ -61,3 +61,41 @@ describe("4. the connection is cut under the bridge", () => {
     expect(fs.existsSync(dir)).toBe(false);
   });
 });
+
+describe("the edge restarts under the bridge", () => {
+  it("a failed connection attempt is followed by the next one within the backoff, not the 15 s claim timeout", async () => {
+    const paused = marker("paused");
+    const go = marker("go");
+    const lines = ["before 1", "before 2", "before 3", "after 1", "after 2"];
+    const { run, bridge } = await t.startRun({
+      agent: t.agent([
+        ...lines.slice(0, 3).map((out) => ({ out })),
+        { touch: paused },
+        { waitFile: go },
+        ...lines.slice(3).map((out) => ({ out })),
+      ]),
+    });
+    await waitFor(
+      "three events stored and the agent paused",
+      async () => fs.existsSync(paused) && (await t.api.runnerEvents(run.id)).length === 3,
+    );
+    expect((await t.api.getRun(run.id)).epoch).toBe(1);
+
+    // kill -9 of wrangler and workerd; the bridge's attempts fail while the port is closed.
+    await t.edge.crash();
+    await t.edge.restart();
+    // Backoff here is at most 500 ms; the claim timeout a stuck attempt would wait out is 15 s.
+    await waitFor(
+      "the bridge to be claimed again (epoch 2) within 6 s of the restarted edge answering",
+      async () => (await t.api.getRun(run.id)).epoch === 2,
+      6000,
+    );
+
+    touch(go);
+    expect(await bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(run.id)).toEqual(
+      lines.map((delta, i) => ({ sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta } })),
+    );
+    expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+  });
+});

@@ -24,6 +24,10 @@ export interface DevServer {
   url: string;
   port: number;
   output(): string;
+  /** kill -9 of the whole wrangler/workerd process group; its state on disk stays. */
+  crash(): Promise<void>;
+  /** Starts it again on the same port and the same state, bounded like the first start. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,20 +39,46 @@ export interface DevServer {
 export async function startWranglerDev(vars: Record<string, string> = {}, readyMs = 90_000): Promise<DevServer> {
   const port = await freePort();
   const persist = fs.mkdtempSync(path.join(os.tmpdir(), "wrangler-state-"));
+  const url = `http://127.0.0.1:${port}`;
+  let current = await launch({ port, persist, vars, readyMs });
+  const removeState = () => fs.rmSync(persist, { recursive: true, force: true });
+  return {
+    url,
+    port,
+    output: () => current.output(),
+    crash: () => current.kill("SIGKILL"),
+    async restart() {
+      await current.kill("SIGKILL");
+      current = await launch({ port, persist, vars, readyMs });
+    },
+    async stop() {
+      await current.kill("SIGTERM");
+      removeState();
+    },
+  };
+}
+
+interface Process {
+  output(): string;
+  /** Signals the process group and waits (bounded) for it to exit; SIGKILL if SIGTERM is ignored. */
+  kill(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+}
+
+async function launch(o: { port: number; persist: string; vars: Record<string, string>; readyMs: number }) {
   const args = [
     path.join(REPO, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
-    ["--port", String(port)],
+    ["--port", String(o.port)],
     ["--ip", "127.0.0.1"],
-    ["--persist-to", persist],
+    ["--persist-to", o.persist],
     ["--log-level", "warn"],
     "--show-interactive-dev-session=false",
-    Object.entries(vars).map(([name, value]) => ["--var", `${name}:${value}`]),
+    Object.entries(o.vars).map(([name, value]) => ["--var", `${name}:${value}`]),
   ].flat(2);
   let output = "";
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: REPO,
-    detached: true, // its own process group, so stop() takes workerd down with it
+    detached: true, // its own process group, so a kill takes workerd down with it
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
   });
@@ -56,7 +86,7 @@ export async function startWranglerDev(vars: Record<string, string> = {}, readyM
   child.stderr?.on("data", (chunk) => (output += chunk));
   let exited = false;
   child.on("exit", () => (exited = true));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${o.port}`;
 
   const signal = (name: NodeJS.Signals) => {
     try {
@@ -65,12 +95,15 @@ export async function startWranglerDev(vars: Record<string, string> = {}, readyM
       // already gone
     }
   };
-  const stop = async () => {
-    if (child.pid !== undefined && !exited) {
-      signal("SIGTERM");
-      await waitFor("wrangler dev to exit after SIGTERM", () => exited, 10_000).catch(() => signal("SIGKILL"));
-    }
-    fs.rmSync(persist, { recursive: true, force: true });
+  const running: Process = {
+    output: () => output,
+    async kill(name) {
+      if (child.pid === undefined || exited) return;
+      signal(name);
+      await waitFor(`wrangler dev to exit after ${name}`, () => exited, 10_000).catch(() => signal("SIGKILL"));
+      // workerd may outlive wrangler's node process for a moment; the port must be free again.
+      await waitFor(`port ${o.port} to be free after wrangler dev's ${name}`, () => portFree(o.port), 10_000);
+    },
   };
 
   try {
@@ -81,12 +114,21 @@ export async function startWranglerDev(vars: Record<string, string> = {}, readyM
         const res = await fetch(`${url}/v1/runs/__ready__`, { signal: AbortSignal.timeout(2000) });
         return res.status > 0;
       },
-      readyMs,
+      o.readyMs,
       250,
     );
   } catch (err) {
-    await stop();
+    await running.kill("SIGTERM");
+    fs.rmSync(o.persist, { recursive: true, force: true });
     throw new Error(`${(err as Error).message}\nwrangler output:\n${output.slice(-3000)}`);
   }
-  return { url, port, output: () => output, stop };
+  return running;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
