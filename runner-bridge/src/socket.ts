@@ -38,7 +38,11 @@ export function connectSocket(edge: string, runId: string, token: string, handle
     closed = true;
     handlers.onClose(code, reason);
   };
-  ws.addEventListener("open", () => handlers.onOpen());
+  let opened = false;
+  ws.addEventListener("open", () => {
+    opened = true;
+    handlers.onOpen();
+  });
   ws.addEventListener("message", (ev) => {
     const data = ev.data;
     if (typeof data === "string") handlers.onMessage(data);
@@ -46,7 +50,9 @@ export function connectSocket(edge: string, runId: string, token: string, handle
   });
   ws.addEventListener("close", (ev) => closeOnce(ev.code, ev.reason));
   ws.addEventListener("error", () => {
-    // a close event follows
+    // Node 22's client reports a failed connection attempt with `error` alone, never `close`;
+    // on an open socket a close event follows with the real code.
+    if (!opened) closeOnce(1006, "connection failed");
   });
   return {
     send: (text) => ws.send(text),
