@@ -1,7 +1,10 @@
+import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { runPaths } from "../../runner-bridge/src/rundir.ts";
 import { attachArgs, FIXTURES, NODE } from "./harness/bridge.ts";
-import { useEdge } from "./harness/context.ts";
+import { marker, touch, useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
@@ -209,5 +212,38 @@ describe("the claude-code adapter (stream-json in and out)", () => {
     expect(interruptAcks).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: "result", data: { is_error: true, result: "Interrupted." } });
     expect((await t.api.getRun(run.id)).status).toBe("failed");
+  });
+});
+
+describe("adapter reactions", () => {
+  it("wait for the inbox lock that command delivery takes, then reach the agent once", async () => {
+    // The agent holds the inbox lock (a lock file naming a live pid) while it makes the codex
+    // adapter react: a server request the bridge does not handle is answered with an error.
+    const dir = t.runDir();
+    const lock = `${runPaths(dir).inbox}.lock`;
+    const request = { method: "tools/call", id: 7, params: {} };
+    const go = marker("go");
+    const { run, bridge } = await t.startRun({
+      dir,
+      agent: t.agent([{ touch: lock }, { out: JSON.stringify(request) }, { waitFile: go }, { readLines: 2 }]),
+      extra: ["--adapter", "codex"],
+    });
+    await waitFor("the server request to be stored", async () =>
+      (await t.api.runnerEvents(run.id)).some((e) => e.type === "rpc/request"),
+    );
+    const inbox = new EnvelopeLog(runPaths(dir).inbox);
+    expect(inbox.read().map((e) => e.commandId)).toEqual(["codex:initialize"]); // nothing written under a held lock
+    fs.rmSync(lock);
+    touch(go);
+
+    expect(await bridge.waitExit()).toBe(0);
+    const initialize = JSON.parse(inbox.read()[0]?.line ?? "null");
+    const answer = { id: 7, error: { code: -32601, message: "runner-bridge does not handle tools/call" } };
+    const received = (line: unknown) => JSON.stringify({ type: "agent.received", line });
+    expect(await t.api.runnerEvents(run.id)).toEqual([
+      { sourceSeq: 1, type: "rpc/request", data: request },
+      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: received(initialize) } },
+      { sourceSeq: 3, type: "TEXT_MESSAGE_CONTENT", data: { delta: received(answer) } },
+    ]);
   });
 });

@@ -18,12 +18,24 @@ export interface EdgeContext {
   /** The scripted fixture agent's command line for these steps. */
   agent(steps: unknown[]): string[];
   /** Creates a run and starts `runner-bridge run` on it in a fresh run directory. */
-  startRun(options: {
-    agent: string[];
-    extra?: string[];
-    body?: Record<string, unknown>;
-  }): Promise<CreatedRun & { dir: string; bridge: BridgeProcess }>;
+  startRun(options: StartRunOptions): Promise<StartedRun>;
 }
+
+export interface StartRunOptions {
+  agent: string[];
+  /** Flags after the common ones (e.g. `--adapter codex`). */
+  extra?: string[];
+  /** The `POST /v1/runs` body. */
+  body?: Record<string, unknown>;
+  /** The run directory (default: a fresh one from `runDir()`). */
+  dir?: string;
+  /** The edge URL the bridge dials (default: the edge itself; e.g. a proxy in front of it). */
+  edgeUrl?: string;
+  /** Extra environment for the bridge process. */
+  env?: Record<string, string>;
+}
+
+export type StartedRun = CreatedRun & { dir: string; bridge: BridgeProcess };
 
 /** One real `wrangler dev` for the file; per-test cleanup of bridges and agents. */
 export function useEdge(): EdgeContext {
@@ -45,11 +57,18 @@ export function useEdge(): EdgeContext {
       fs.writeFileSync(file, JSON.stringify(steps));
       return [NODE, path.join(FIXTURES, "scripted-agent.mjs"), file];
     },
-    async startRun(options: { agent: string[]; extra?: string[]; body?: Record<string, unknown> }) {
+    async startRun(options: StartRunOptions) {
       const created = await ctx.api.createRun(options.body);
-      const dir = ctx.runDir();
-      const args = { edge: ctx.edge.url, runId: created.run.id, token: created.runnerToken, dir, agent: options.agent };
-      const bridge = ctx.bridge(runArgs(options.extra ? { ...args, extra: options.extra } : args));
+      const dir = options.dir ?? ctx.runDir();
+      const args = runArgs({
+        edge: options.edgeUrl ?? ctx.edge.url,
+        runId: created.run.id,
+        token: created.runnerToken,
+        dir,
+        agent: options.agent,
+        ...(options.extra ? { extra: options.extra } : {}),
+      });
+      const bridge = ctx.bridge(args, options.env ? { env: options.env } : undefined);
       return { ...created, dir, bridge };
     },
   } as EdgeContext;
