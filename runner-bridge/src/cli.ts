@@ -132,7 +132,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
     createdAt: new Date().toISOString(),
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
-  startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
   log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }

@@ -1,13 +1,16 @@
 import type { Adapter } from "./adapters/types.ts";
+import type { CommandFile } from "./command-file.ts";
 import type { CommandFrame } from "./frames.ts";
-import { EnvelopeLog } from "./inbox.ts";
-import { withFileLock } from "./lock.ts";
 import type { Logger } from "./log.ts";
 import { groupAlive, signalGroup, terminateGroup } from "./proctree.ts";
 import { type RunPaths, readPid } from "./rundir.ts";
 
 export interface CommandHost {
   paths: RunPaths;
+  /** The agent's stdin, shared with the adapter's reactions: one file, one lock. */
+  inbox: CommandFile;
+  /** Commands applied as signals. */
+  control: CommandFile;
   adapter: Adapter;
   log: Logger;
   graceMs: number;
@@ -28,8 +31,6 @@ export interface CommandHost {
  */
 export class CommandHandler {
   private readonly h: CommandHost;
-  private readonly inbox: EnvelopeLog;
-  private readonly control: EnvelopeLog;
   private readonly deferred = new Map<string, CommandFrame>();
   private cancelling: Promise<void> | null = null;
   /** A cancel was applied (by this bridge or a predecessor): the run ends `cancelled`. */
@@ -37,9 +38,7 @@ export class CommandHandler {
 
   constructor(host: CommandHost) {
     this.h = host;
-    this.inbox = new EnvelopeLog(host.paths.inbox);
-    this.control = new EnvelopeLog(host.paths.control);
-    this.cancelRequested = this.control.read().some((e) => e.kind === "cancel");
+    this.cancelRequested = host.control.read().some((e) => e.kind === "cancel");
   }
 
   /** Resolves once a cancel in progress has emptied the agent's process group. */
@@ -71,25 +70,22 @@ export class CommandHandler {
         this.h.ack(cmd, "rejected");
         return;
       case "inbox": {
-        if (this.h.agentExited() && !this.inbox.has(cmd.commandId)) {
+        if (this.h.agentExited() && !this.h.inbox.has(cmd.commandId)) {
           this.h.ack(cmd, "rejected"); // the agent is gone; nobody would read it
           return;
         }
-        const written = await withFileLock(`${this.h.paths.inbox}.lock`, () =>
-          this.h.halted() ? false : this.inbox.appendOnce(plan.envelopes),
-        );
-        if (this.h.halted()) return;
+        const append = await this.h.inbox.appendOnce(plan.envelopes, this.h.halted);
+        if (append === "abandoned" || this.h.halted()) return;
+        const written = append === "written";
         if (written && this.h.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
         this.h.log.info(`${written ? "delivered" : "already delivered"} ${cmd.kind} command ${cmd.commandId}`);
         this.h.ack(cmd, "applied");
         return;
       }
       case "signal": {
-        const fresh = await withFileLock(`${this.h.paths.control}.lock`, () =>
-          this.h.halted() ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }]),
-        );
-        if (this.h.halted()) return;
-        if (fresh) {
+        const append = await this.h.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }], this.h.halted);
+        if (append === "abandoned" || this.h.halted()) return;
+        if (append === "written") {
           const pgid = await this.agentGroup();
           if (pgid !== null) signalGroup(pgid, plan.signal);
         }
@@ -101,10 +97,8 @@ export class CommandHandler {
 
   /** SIGTERM to the agent's process group now, SIGKILL after the grace period. */
   private async cancel(cmd: CommandFrame): Promise<void> {
-    await withFileLock(`${this.h.paths.control}.lock`, () =>
-      this.h.halted() ? false : this.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }]),
-    );
-    if (this.h.halted()) return;
+    const append = await this.h.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }], this.h.halted);
+    if (append === "abandoned" || this.h.halted()) return;
     this.cancelRequested = true;
     const pgid = await this.agentGroup();
     if (pgid !== null && groupAlive(pgid) && !this.cancelling) {

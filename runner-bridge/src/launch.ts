@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Adapter } from "./adapters/types.ts";
-import { EnvelopeLog } from "./inbox.ts";
+import { CommandFile } from "./command-file.ts";
 import { type RunPaths, type RunSpec, writeFileAtomic } from "./rundir.ts";
 
 /**
@@ -10,11 +10,16 @@ import { type RunPaths, type RunSpec, writeFileAtomic } from "./rundir.ts";
  * the journal and the adapter's startup inbox exist before the spec, and the spec (written
  * atomically) is what makes the journal "appear" to an attaching bridge.
  */
-export function startAgent(paths: RunPaths, spec: RunSpec, adapter: Adapter, env: Record<string, string>): number {
+export async function startAgent(
+  paths: RunPaths,
+  spec: RunSpec,
+  adapter: Adapter,
+  env: Record<string, string>,
+): Promise<number> {
   fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(paths.journal, "", { flag: "a", mode: 0o600 });
   const startup = adapter.startup(spec);
-  if (startup.length) new EnvelopeLog(paths.inbox).appendOnce(startup);
+  if (startup.length) await new CommandFile(paths.inbox).appendOnce(startup);
   writeFileAtomic(paths.spec, `${JSON.stringify(spec, null, 2)}\n`);
   return launchSupervisor(paths, spec, env);
 }

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { pollUntil } from "./poll.ts";
 import { processAlive } from "./proctree.ts";
 
 /**
@@ -7,30 +8,33 @@ import { processAlive } from "./proctree.ts";
  * A lock whose owner is dead is taken over.
  */
 export async function withFileLock<T>(lockFile: string, fn: () => T, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const fd = fs.openSync(lockFile, "wx", 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const owner = Number.parseInt(safeRead(lockFile), 10);
-      const justCreated = Number.isNaN(owner) && ageMs(lockFile) < 1000; // owner is writing its pid
-      if (!justCreated && (!Number.isInteger(owner) || owner <= 0 || !processAlive(owner))) {
-        fs.rmSync(lockFile, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`lock ${lockFile} held by pid ${owner} for more than ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+  const taken = await pollUntil(() => tryLock(lockFile), timeoutMs, 10);
+  if (!taken) {
+    throw new Error(`lock ${lockFile} held by pid ${safeRead(lockFile) || "?"} for more than ${timeoutMs} ms`);
   }
   try {
     return fn();
   } finally {
     fs.rmSync(lockFile, { force: true });
   }
+}
+
+/** Takes the lock if it is free or its owner is dead; false while a live process holds it. */
+function tryLock(lockFile: string): boolean {
+  try {
+    const fd = fs.openSync(lockFile, "wx", 0o600);
+    fs.writeSync(fd, String(process.pid));
+    fs.closeSync(fd);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  const owner = Number.parseInt(safeRead(lockFile), 10);
+  const justCreated = Number.isNaN(owner) && ageMs(lockFile) < 1000; // its owner is writing its pid
+  if (!justCreated && (!Number.isInteger(owner) || owner <= 0 || !processAlive(owner))) {
+    fs.rmSync(lockFile, { force: true });
+  }
+  return false;
 }
 
 function ageMs(file: string): number {

@@ -4,7 +4,7 @@ import { fitEvent, MAX_FRAME_PAYLOAD, nextBatch } from "./batches.ts";
 import { backoffDelay, preflight } from "./edge.ts";
 import { EXIT, type ExitCode } from "./exit.ts";
 import { type CommandFrame, encodeRunnerFrame, parseServerFrame } from "./frames.ts";
-import { EnvelopeLog } from "./inbox.ts";
+import { CommandFile, type Envelope } from "./command-file.ts";
 import { JournalReader } from "./journal.ts";
 import { CommandHandler } from "./commands.ts";
 import type { Logger } from "./log.ts";
@@ -44,7 +44,7 @@ const WINDOW = 2000;
 export class Session {
   private readonly o: SessionOptions;
   private reader: JournalReader;
-  private readonly inbox: EnvelopeLog;
+  private readonly inbox: CommandFile;
   private unacked: RunnerEvent[] = [];
   private acked = 0;
   private sentUpTo = 0;
@@ -68,9 +68,11 @@ export class Session {
   constructor(options: SessionOptions) {
     this.o = options;
     this.reader = new JournalReader(options.paths.journal, options.spec.nonce);
-    this.inbox = new EnvelopeLog(options.paths.inbox);
+    this.inbox = new CommandFile(options.paths.inbox);
     this.commands = new CommandHandler({
       paths: options.paths,
+      inbox: this.inbox,
+      control: new CommandFile(options.paths.control),
       adapter: options.adapter,
       log: options.log,
       graceMs: options.graceMs,
@@ -367,13 +369,20 @@ export class Session {
       if (lines.length === 0) break;
       for (const line of lines) {
         const result = this.o.adapter.onLine(line.text);
-        for (const group of result.reactions ?? []) this.inbox.appendOnce(group);
+        for (const group of result.reactions ?? []) this.react(group);
         if (line.lineNo <= this.acked) continue;
         const event: RunnerEvent = { sourceSeq: line.lineNo, type: result.event.type };
         if (result.event.data !== undefined) event.data = result.event.data;
         this.unacked.push(fitEvent(event, line.text));
       }
     }
+  }
+
+  /** An adapter's reaction goes through the inbox's one lock, in the order the lines were read. */
+  private react(envelopes: Envelope[]): void {
+    this.inbox
+      .appendOnce(envelopes, () => this.halted)
+      .catch((err: Error) => this.stop(EXIT.failure, `writing the inbox failed: ${err.message}`));
   }
 
   private sendEvents(): void {

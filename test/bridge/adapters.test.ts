@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
 import { attachArgs, FIXTURES, NODE } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
@@ -231,13 +231,13 @@ describe("adapter reactions", () => {
     await waitFor("the server request to be stored", async () =>
       (await t.api.runnerEvents(run.id)).some((e) => e.type === "rpc/request"),
     );
-    const inbox = new EnvelopeLog(runPaths(dir).inbox);
-    expect(inbox.read().map((e) => e.commandId)).toEqual(["codex:initialize"]); // nothing written under a held lock
+    const before = new CommandFile(runPaths(dir).inbox).read();
+    expect(before.map((e) => e.commandId)).toEqual(["codex:initialize"]); // nothing written under a held lock
     fs.rmSync(lock);
     touch(go);
 
     expect(await bridge.waitExit()).toBe(0);
-    const initialize = JSON.parse(inbox.read()[0]?.line ?? "null");
+    const initialize = JSON.parse(before[0]?.line ?? "null");
     const answer = { id: 7, error: { code: -32601, message: "runner-bridge does not handle tools/call" } };
     const received = (line: unknown) => JSON.stringify({ type: "agent.received", line });
     expect(await t.api.runnerEvents(run.id)).toEqual([

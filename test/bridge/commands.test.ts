@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
 import { attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
@@ -22,7 +22,7 @@ describe("5. commands are applied once", () => {
     await t.api.command(run.id, { commandId: "cmd-hello", type: "input", text: "hello" });
     await first.waitExit();
     expect(first.child.signalCode).toBe("SIGKILL"); // it died between writing the inbox and acking
-    const inbox = new EnvelopeLog(runPaths(dir).inbox);
+    const inbox = new CommandFile(runPaths(dir).inbox);
     expect(inbox.read().map((e) => e.commandId)).toEqual(["cmd-hello"]);
     await waitFor("the agent to receive the command", () => journalLines(dir).length === 2);
     const events = await t.api.events(run.id);

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { JournalReader } from "../../runner-bridge/src/journal.ts";
 import { formatSentinel } from "../../runner-bridge/src/sentinel.ts";
 import { tempDir } from "./harness/bridge.ts";
@@ -61,14 +61,14 @@ describe("the journal reader", () => {
 });
 
 describe("the inbox", () => {
-  it("writes a command at most once and survives a torn line left by a crash", () => {
+  it("writes a command at most once and survives a torn line left by a crash", async () => {
     const file = path.join(tempDir("inbox-"), "inbox.ndjson");
-    const inbox = new EnvelopeLog(file);
-    expect(inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe(true);
-    expect(inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe(false);
+    const inbox = new CommandFile(file);
+    expect(await inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe("written");
+    expect(await inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe("present");
     fs.appendFileSync(file, '{"commandId":"c2","li'); // a bridge died mid-write
     expect(inbox.has("c2")).toBe(false);
-    expect(inbox.appendOnce([{ commandId: "c2", line: "again" }])).toBe(true);
+    expect(await inbox.appendOnce([{ commandId: "c2", line: "again" }])).toBe("written");
     expect(inbox.read().map((e) => e.commandId)).toEqual(["c1", "c2"]);
   });
 });

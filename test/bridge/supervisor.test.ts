@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ndjsonAdapter } from "../../runner-bridge/src/adapters/ndjson.ts";
-import { type Envelope, EnvelopeLog } from "../../runner-bridge/src/inbox.ts";
+import { CommandFile, type Envelope } from "../../runner-bridge/src/command-file.ts";
 import { startAgent } from "../../runner-bridge/src/launch.ts";
 import { groupAlive, terminateGroup } from "../../runner-bridge/src/proctree.ts";
 import { type RunSpec, readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
@@ -10,7 +10,7 @@ import { alive, FIXTURES, NODE, tempDir } from "./harness/bridge.ts";
 import { waitFor } from "../support/wait.ts";
 
 /** Starts the scripted agent under a real supervisor; `inbox` is written before it starts. */
-function launch(steps: unknown[], inbox: Envelope[] = []) {
+async function launch(steps: unknown[], inbox: Envelope[] = []) {
   const dir = tempDir("supervised-");
   const script = path.join(dir, "..", `${path.basename(dir)}-script.json`);
   fs.writeFileSync(script, JSON.stringify(steps));
@@ -26,15 +26,15 @@ function launch(steps: unknown[], inbox: Envelope[] = []) {
     nonce: `nonce-${Date.now()}`,
     createdAt: new Date().toISOString(),
   };
-  if (inbox.length) new EnvelopeLog(paths.inbox).appendOnce(inbox);
-  const supervisorPid = startAgent(paths, spec, ndjsonAdapter(), { PATH: process.env.PATH ?? "" });
+  if (inbox.length) await new CommandFile(paths.inbox).appendOnce(inbox);
+  const supervisorPid = await startAgent(paths, spec, ndjsonAdapter(), { PATH: process.env.PATH ?? "" });
   const journal = () => fs.readFileSync(paths.journal, "utf8");
   return { dir, paths, spec, supervisorPid, journal };
 }
 
 describe("the supervisor", () => {
   it("journals the agent's stdout, terminates a torn last line and appends the exit sentinel", async () => {
-    const run = launch([
+    const run = await launch([
       { out: "a" },
       { out: '{"type":"t","n":1}' },
       { stderr: "oops" },
@@ -53,11 +53,11 @@ describe("the supervisor", () => {
   });
 
   it("feeds each inbox envelope to the agent's stdin exactly once, in order", async () => {
-    const run = launch([{ readLines: 2 }, { exit: 0 }]);
-    const inbox = new EnvelopeLog(run.paths.inbox);
-    inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
-    inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
-    inbox.appendOnce([{ commandId: "c2", line: "two" }]);
+    const run = await launch([{ readLines: 2 }, { exit: 0 }]);
+    const inbox = new CommandFile(run.paths.inbox);
+    await inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
+    await inbox.appendOnce([{ commandId: "c1", line: '{"type":"input","text":"one"}' }]);
+    await inbox.appendOnce([{ commandId: "c2", line: "two" }]);
     await waitFor("the agent to exit after reading two lines", () => run.journal().includes("__runnerBridgeExit"));
     const lines = run.journal().trim().split("\n").slice(0, -1);
     expect(lines.map((l) => JSON.parse(l))).toEqual([
@@ -72,7 +72,7 @@ describe("the supervisor", () => {
     const prefix = '{"commandId":"c1","line":"';
     const filler = "x".repeat(65536 - Buffer.byteLength(prefix) - 1);
     const text = `${filler}${"€".repeat(1000)}`;
-    const run = launch([{ readLines: 1 }, { exit: 0 }], [{ commandId: "c1", line: text }]);
+    const run = await launch([{ readLines: 1 }, { exit: 0 }], [{ commandId: "c1", line: text }]);
     const head = fs.readFileSync(run.paths.inbox).subarray(65535, 65538);
     expect(head.toString("utf8")).toBe("€"); // the character's bytes sit on both sides of the boundary
     await waitFor("the agent to exit after reading the line", () => run.journal().includes("__runnerBridgeExit"));
@@ -84,7 +84,7 @@ describe("the supervisor", () => {
 
   it("runs the agent in its own process group, which a SIGTERM-then-SIGKILL empties entirely", async () => {
     const pidFile = path.join(tempDir("tree-"), "pids");
-    const run = launch([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]);
+    const run = await launch([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]);
     const [agentPid, grandchildPid] = (
       await waitFor(
         "the agent to record its grandchild",

@@ -1,5 +1,5 @@
 import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
-import type { Envelope } from "../inbox.ts";
+import type { Envelope } from "../command-file.ts";
 import { clip, exitOutcome, parseObject, typedEvent } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
 

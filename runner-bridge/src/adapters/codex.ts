@@ -1,5 +1,5 @@
 import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
-import type { Envelope } from "../inbox.ts";
+import type { Envelope } from "../command-file.ts";
 import type { RunSpec } from "../rundir.ts";
 import { clip, exitOutcome, parseObject, textEvent } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
