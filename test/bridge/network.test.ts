@@ -99,3 +99,44 @@ describe("the edge restarts under the bridge", () => {
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
 });
+
+describe("a cut at the moment of a claim", () => {
+  it("a bridge whose claimed frame was lost is claimed again by its runnerId, not fenced, and the run ends exact", async () => {
+    proxy = await startProxy(t.edge.port);
+    const paused = marker("paused");
+    const go = marker("go");
+    const lines = ["before 1", "before 2", "before 3", "after 1", "after 2"];
+    const { run, bridge } = await t.startRun({
+      edgeUrl: proxy.url,
+      agent: t.agent([
+        ...lines.slice(0, 3).map((out) => ({ out })),
+        { touch: paused },
+        { waitFile: go },
+        ...lines.slice(3).map((out) => ({ out })),
+      ]),
+    });
+    await waitFor(
+      "three events stored and the agent paused",
+      async () => fs.existsSync(paused) && (await t.api.runnerEvents(run.id)).length === 3,
+    );
+
+    // The first cut makes the bridge reconnect holding epoch 1; the edge commits its claim of
+    // epoch 2 and the proxy cuts that connection exactly as the `claimed` frame passes.
+    const lostClaim = proxy.cutAtServerFrame('{"type":"claimed"');
+    expect(proxy.cutAll()).toBeGreaterThan(0);
+    await waitFor("the proxy to cut the connection as the edge's claimed frame passed", () => lostClaim.happened());
+
+    touch(go);
+    const code = await bridge.waitExit();
+    expect(code, `the bridge's exit status; its stderr: ${bridge.stderr().slice(-600)}`).toBe(0);
+    expect(await t.api.runnerEvents(run.id)).toEqual(
+      lines.map((delta, i) => ({ sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta } })),
+    );
+    const final = await t.api.getRun(run.id);
+    expect(final.status).toBe("succeeded");
+    const claims = (await t.api.events(run.id)).filter((e) => e.type === "run.claimed");
+    expect(claims.length).toBeGreaterThanOrEqual(3);
+    const runnerIds = new Set(claims.map((e) => (e.data as { runnerId: string }).runnerId));
+    expect(runnerIds.size, "one bridge process keeps one runnerId across reconnects").toBe(1);
+  });
+});

@@ -1,6 +1,9 @@
 import net from "node:net";
 
-/** A loopback TCP proxy that can cut every connection through it on demand. */
+/**
+ * A loopback TCP proxy that can cut every connection through it on demand. WebSocket handshakes
+ * through it offer no compression, so the edge's frames cross it as plain text.
+ */
 export interface CutProxy {
   port: number;
   url: string;
@@ -8,25 +11,44 @@ export interface CutProxy {
   connections(): number;
   /** Destroys every open connection (both sides), as a network failure would. */
   cutAll(): number;
+  /**
+   * Arms a one-shot cut: the next chunk from the edge that carries `marker` (e.g. the start of a
+   * `claimed` frame's JSON) is forwarded only up to the WebSocket frame holding it, and that
+   * connection is cut there, so the client never receives the frame. `happened` throws when the
+   * marker was found outside a plain text frame.
+   */
+  cutAtServerFrame(marker: string): { happened(): boolean };
   close(): Promise<void>;
 }
 
 export async function startProxy(targetPort: number): Promise<CutProxy> {
   const open = new Set<net.Socket>();
   let accepted = 0;
+  let armed: { marker: Buffer; fired: boolean; error?: string } | null = null;
   const server = net.createServer((client) => {
     accepted++;
     const upstream = net.connect(targetPort, "127.0.0.1");
     open.add(client);
     open.add(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
     const drop = () => {
       client.destroy();
       upstream.destroy();
       open.delete(client);
       open.delete(upstream);
     };
+    client.on("data", (chunk: Buffer) => upstream.write(withoutCompression(chunk)));
+    upstream.on("data", (chunk: Buffer) => {
+      const at = armed && !armed.fired ? chunk.indexOf(armed.marker) : -1;
+      if (armed && at >= 0) {
+        armed.fired = true;
+        const start = frameStart(chunk, at);
+        if (start === null)
+          armed.error = `no WebSocket text frame header before the marker (is the stream compressed?)`;
+        client.write(chunk.subarray(0, start ?? 0), drop);
+        return;
+      }
+      client.write(chunk);
+    });
     client.on("error", drop);
     upstream.on("error", drop);
     client.on("close", drop);
@@ -45,10 +67,37 @@ export async function startProxy(targetPort: number): Promise<CutProxy> {
       open.clear();
       return n;
     },
+    cutAtServerFrame(marker) {
+      const cut: NonNullable<typeof armed> = { marker: Buffer.from(marker), fired: false };
+      armed = cut;
+      return {
+        happened() {
+          if (cut.error) throw new Error(cut.error);
+          return cut.fired;
+        },
+      };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of open) s.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Where the unmasked server text frame whose payload starts at `payloadAt` begins: two header
+ * bytes for payloads under 126 bytes, four for up to 64 KiB.
+ */
+function frameStart(chunk: Buffer, payloadAt: number): number | null {
+  if (payloadAt >= 2 && chunk[payloadAt - 2] === 0x81 && (chunk[payloadAt - 1] ?? 126) < 126) return payloadAt - 2;
+  if (payloadAt >= 4 && chunk[payloadAt - 4] === 0x81 && chunk[payloadAt - 3] === 126) return payloadAt - 4;
+  return null;
+}
+
+/** A client chunk with a WebSocket handshake's extension offer (permessage-deflate) left out. */
+function withoutCompression(chunk: Buffer): Buffer {
+  const text = chunk.toString("latin1");
+  const stripped = text.replace(/\r\nsec-websocket-extensions:[^\r]*/i, "");
+  return stripped === text ? chunk : Buffer.from(stripped, "latin1");
 }
