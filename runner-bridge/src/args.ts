@@ -1,4 +1,7 @@
-/** Command-line parsing for `run` and `attach` (no dependency; flags as documented in the README). */
+import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
+import { fail, ok, type Result } from "../../src/protocol/index.ts";
+
+/** Command-line parsing for `run` and `attach` (flags as documented in the README). */
 export interface CommonArgs {
   edge: string;
   runId: string;
@@ -24,7 +27,7 @@ export interface AttachArgs extends CommonArgs {
   waitMs: number;
 }
 
-export type Parsed = RunArgs | AttachArgs | { command: "help" };
+export type Args = RunArgs | AttachArgs | { command: "help" };
 
 export const USAGE = `usage:
   runner-bridge run    --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
@@ -35,90 +38,112 @@ common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS
 the token may also come from RUNNER_BRIDGE_TOKEN.
 exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout, 1 other`;
 
-export class UsageError extends Error {}
+const COMMON = {
+  edge: { type: "string" },
+  run: { type: "string" },
+  token: { type: "string" },
+  dir: { type: "string" },
+  "grace-ms": { type: "string" },
+  "give-up-ms": { type: "string" },
+  "reconnect-min-ms": { type: "string" },
+  "reconnect-max-ms": { type: "string" },
+  quiet: { type: "boolean" },
+} satisfies ParseArgsOptionsConfig;
+const RUN: ParseArgsOptionsConfig = {
+  ...COMMON,
+  adapter: { type: "string" },
+  env: { type: "string", multiple: true },
+  prompt: { type: "string" },
+};
+const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
 
-function int(name: string, value: string | undefined): number {
-  const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 0)
-    throw new UsageError(`${name} needs a non-negative integer`);
-  return n;
+type Flags = { [name: string]: string | boolean | (string | boolean)[] | undefined };
+
+/** Thrown inside this module only; parseArgs turns it into a Failure. */
+class UsageProblem extends Error {}
+
+/** Parses the bridge's arguments; a Failure's message says what is wrong (the CLI adds the usage). */
+export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): Result<Args> {
+  try {
+    return ok(parse(argv, env));
+  } catch (err) {
+    if (err instanceof UsageProblem) return fail("invalid_request", err.message);
+    throw err;
+  }
 }
 
-export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): Parsed {
+function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const [command, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") return { command: "help" };
-  if (command !== "run" && command !== "attach") throw new UsageError(`unknown command ${command}`);
-  const flags = new Map<string, string>();
-  const envNames: string[] = [];
-  let quiet = false;
-  let cmd: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string;
-    if (arg === "--") {
-      cmd = rest.slice(i + 1);
-      break;
-    }
-    if (arg === "--quiet") {
-      quiet = true;
-      continue;
-    }
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${arg} (put the agent's command after --)`);
-    const eq = arg.indexOf("=");
-    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    const value = eq > 0 ? arg.slice(eq + 1) : rest[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    if (name === "env") envNames.push(value);
-    else flags.set(name, value);
+  if (command !== "run" && command !== "attach") throw new UsageProblem(`unknown command ${command}`);
+  const { flags, agent } = splitAgentCommand(command, rest);
+  const common = commonArgs(flags, env);
+  if (command === "attach") {
+    if (agent.length) throw new UsageProblem("attach takes no agent command");
+    return { ...common, command, waitMs: integer(flags, "wait-ms", 10_000) };
   }
-  const allowed =
-    command === "run"
-      ? [
-          "edge",
-          "run",
-          "token",
-          "dir",
-          "adapter",
-          "prompt",
-          "grace-ms",
-          "give-up-ms",
-          "reconnect-min-ms",
-          "reconnect-max-ms",
-        ]
-      : ["edge", "run", "token", "dir", "wait-ms", "grace-ms", "give-up-ms", "reconnect-min-ms", "reconnect-max-ms"];
-  for (const name of flags.keys())
-    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${command}`);
-  if (command === "attach" && envNames.length) throw new UsageError("--env belongs to run");
-  const edge = flags.get("edge");
-  const runId = flags.get("run");
-  const token = flags.get("token") ?? env.RUNNER_BRIDGE_TOKEN;
-  if (!edge) throw new UsageError("--edge is required");
-  if (!runId) throw new UsageError("--run is required");
-  if (!token) throw new UsageError("--token is required");
+  if (agent.length === 0) throw new UsageProblem("run needs the agent's command after --");
+  const envNames = (flags.env as string[] | undefined) ?? [];
+  const badName = envNames.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (badName !== undefined) throw new UsageProblem(`--env ${badName} is not a variable name`);
+  const args: RunArgs = {
+    ...common,
+    command,
+    adapter: (flags.adapter as string | undefined) ?? "ndjson",
+    envNames,
+    argv: agent,
+  };
+  if (typeof flags.prompt === "string") args.prompt = flags.prompt;
+  return args;
+}
+
+/** The flags before `--` (node:util's parser, strict) and the agent's command after it. */
+function splitAgentCommand(command: "run" | "attach", rest: string[]): { flags: Flags; agent: string[] } {
+  const options = command === "run" ? RUN : ATTACH;
+  const parse = () => parseFlags({ args: rest, options, strict: true, allowPositionals: true, tokens: true });
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse();
+  } catch (err) {
+    throw new UsageProblem((err as Error).message);
+  }
+  const terminator = parsed.tokens.find((token) => token.kind === "option-terminator");
+  const stray = parsed.tokens.find(
+    (token) => token.kind === "positional" && (!terminator || token.index < terminator.index),
+  );
+  if (stray?.kind === "positional") {
+    throw new UsageProblem(`unexpected argument ${stray.value} (put the agent's command after --)`);
+  }
+  return { flags: parsed.values, agent: parsed.positionals };
+}
+
+function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
+  const edge = flags.edge as string | undefined;
+  const runId = flags.run as string | undefined;
+  const token = (flags.token as string | undefined) ?? env.RUNNER_BRIDGE_TOKEN;
+  if (!edge) throw new UsageProblem("--edge is required");
+  if (!runId) throw new UsageProblem("--run is required");
+  if (!token) throw new UsageProblem("--token is required");
   const common: CommonArgs = {
     edge,
     runId,
     token,
-    graceMs: flags.has("grace-ms") ? int("--grace-ms", flags.get("grace-ms")) : 5000,
-    giveUpMs: flags.has("give-up-ms") ? int("--give-up-ms", flags.get("give-up-ms")) : 600_000,
-    reconnectMinMs: flags.has("reconnect-min-ms")
-      ? Math.max(1, int("--reconnect-min-ms", flags.get("reconnect-min-ms")))
-      : 250,
-    reconnectMaxMs: flags.has("reconnect-max-ms") ? int("--reconnect-max-ms", flags.get("reconnect-max-ms")) : 15_000,
-    quiet,
+    graceMs: integer(flags, "grace-ms", 5000),
+    giveUpMs: integer(flags, "give-up-ms", 600_000),
+    reconnectMinMs: Math.max(1, integer(flags, "reconnect-min-ms", 250)),
+    reconnectMaxMs: integer(flags, "reconnect-max-ms", 15_000),
+    quiet: flags.quiet === true,
   };
-  const dir = flags.get("dir");
-  if (dir !== undefined) common.dir = dir;
-  if (command === "attach") {
-    if (cmd.length) throw new UsageError("attach takes no agent command");
-    return { ...common, command, waitMs: flags.has("wait-ms") ? int("--wait-ms", flags.get("wait-ms")) : 10_000 };
+  if (typeof flags.dir === "string") common.dir = flags.dir;
+  return common;
+}
+
+function integer(flags: Flags, name: string, fallback: number): number {
+  const raw = flags[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (typeof raw !== "string" || raw.trim() === "" || !Number.isInteger(n) || n < 0) {
+    throw new UsageProblem(`--${name} needs a non-negative integer`);
   }
-  if (cmd.length === 0) throw new UsageError("run needs the agent's command after --");
-  const adapter = flags.get("adapter") ?? "ndjson";
-  for (const name of envNames) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--env ${name} is not a variable name`);
-  }
-  const out: RunArgs = { ...common, command, adapter, envNames, argv: cmd };
-  const prompt = flags.get("prompt");
-  if (prompt !== undefined) out.prompt = prompt;
-  return out;
+  return n;
 }

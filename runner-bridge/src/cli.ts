@@ -1,11 +1,13 @@
+import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { RUN_ID_PATTERN } from "../../src/protocol/index.ts";
 import { ADAPTERS, createAdapter } from "./adapters/index.ts";
-import { type AttachArgs, type CommonArgs, parseArgs, type RunArgs, USAGE, UsageError } from "./args.ts";
+import { type AttachArgs, type CommonArgs, parseArgs, type RunArgs, USAGE } from "./args.ts";
 import { normalizeEdge, type Preflight, preflight } from "./edge.ts";
 import { BridgeExit, EXIT, type ExitCode } from "./exit.ts";
 import { startAgent } from "./launch.ts";
-import { createLogger, type Logger } from "./log.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { pollUntil } from "./poll.ts";
 import { terminateGroup } from "./proctree.ts";
 import {
   defaultRunDir,
@@ -24,16 +26,12 @@ import { Session } from "./session.ts";
 const BASE_ENV = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ"];
 
 export async function main(argv: string[]): Promise<ExitCode> {
-  let args: ReturnType<typeof parseArgs>;
-  try {
-    args = parseArgs(argv);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`runner-bridge: ${err.message}\n${USAGE}\n`);
-      return EXIT.failure;
-    }
-    throw err;
+  const parsed = parseArgs(argv);
+  if (!parsed.ok) {
+    process.stderr.write(`runner-bridge: ${parsed.message}\n${USAGE}\n`);
+    return EXIT.failure;
   }
+  const args = parsed.value;
   if (args.command === "help") {
     process.stdout.write(`${USAGE}\n`);
     return EXIT.ok;
@@ -57,12 +55,16 @@ export async function main(argv: string[]): Promise<ExitCode> {
 
 /** One look at the edge, retried briefly only while it cannot be reached at all. */
 async function lookAtRun(args: CommonArgs): Promise<Preflight> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const look = await preflight(args.edge, args.runId, args.token, 5000);
-    if (look.kind !== "unreachable" || Date.now() > deadline) return look;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  let look: Preflight = { kind: "unreachable", message: "not tried" };
+  await pollUntil(
+    async () => {
+      look = await preflight(args.edge, args.runId, args.token, 5000);
+      return look.kind !== "unreachable";
+    },
+    10_000,
+    250,
+  );
+  return look;
 }
 
 function failOnVerdict(look: Preflight, runId: string): void {
@@ -86,9 +88,11 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     token: args.token,
     paths,
     spec,
-    adapter: createAdapter(spec.adapter, spec),
+    makeAdapter: () => createAdapter(spec.adapter, spec),
     log,
-    runnerId: `${os.hostname()}:${process.pid}`,
+    // One id for this process across all its reconnects; the suffix keeps two processes with the
+    // same host name and pid (containers) apart.
+    runnerId: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     giveUpMs: args.giveUpMs,
     reconnectMinMs: args.reconnectMinMs,
     reconnectMaxMs: Math.max(args.reconnectMinMs, args.reconnectMaxMs),
@@ -147,17 +151,11 @@ async function attachCommand(args: AttachArgs, log: Logger): Promise<ExitCode> {
     throw new BridgeExit(EXIT.terminalRun, `terminal-run: run ${args.runId} is already ${look.status}`);
   }
   failOnVerdict(look, args.runId);
-  if (!hadJournal) {
-    const deadline = Date.now() + args.waitMs;
-    while (!journalExists(paths)) {
-      if (Date.now() >= deadline) {
-        throw new BridgeExit(
-          EXIT.journalTimeout,
-          `journal-timeout: no journal appeared in ${paths.dir} within --wait-ms ${args.waitMs} ms`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  if (!hadJournal && !(await pollUntil(() => journalExists(paths), args.waitMs, 50))) {
+    throw new BridgeExit(
+      EXIT.journalTimeout,
+      `journal-timeout: no journal appeared in ${paths.dir} within --wait-ms ${args.waitMs} ms`,
+    );
   }
   const spec = readSpec(paths);
   if (!spec) throw new BridgeExit(EXIT.failure, `no run spec in ${paths.dir}`);

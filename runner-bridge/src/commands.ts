@@ -1,7 +1,8 @@
-import type { Adapter } from "./adapters/types.ts";
+import type { CommandPlan } from "./adapters/types.ts";
 import type { CommandFile } from "./command-file.ts";
 import type { CommandFrame } from "./frames.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "./logger.ts";
+import { pollUntil } from "./poll.ts";
 import { groupAlive, signalGroup, terminateGroup } from "./proctree.ts";
 import { type RunPaths, readPid } from "./rundir.ts";
 
@@ -11,11 +12,12 @@ export interface CommandHost {
   inbox: CommandFile;
   /** Commands applied as signals. */
   control: CommandFile;
-  adapter: Adapter;
   log: Logger;
   graceMs: number;
   /** Test-only fault injection: "crash-after-inbox-write". */
   fault?: string;
+  /** How the adapter, having read the journal so far, would apply an input, interrupt or approval. */
+  plan(cmd: CommandFrame): CommandPlan;
   /** True once the bridge must not write anything more (fenced, or ending). */
   halted(): boolean;
   /** True once the agent's exit sentinel has been read. */
@@ -27,17 +29,17 @@ export interface CommandHost {
  * Applies commands at most once. Inbox commands (input, approval, protocol interrupts) are
  * appended to the inbox only if their commandId is not there yet, then acked `applied` — so a
  * command the edge re-sends as `unknown` after a crash is acked without being written again.
- * Signal commands (ndjson interrupt, cancel) are recorded in the control log before the signal.
+ * Signal commands (ndjson interrupt, cancel) are recorded in the control file before the signal.
  */
 export class CommandHandler {
-  private readonly h: CommandHost;
+  private readonly host: CommandHost;
   private readonly deferred = new Map<string, CommandFrame>();
   private cancelling: Promise<void> | null = null;
   /** A cancel was applied (by this bridge or a predecessor): the run ends `cancelled`. */
   cancelRequested: boolean;
 
   constructor(host: CommandHost) {
-    this.h = host;
+    this.host = host;
     this.cancelRequested = host.control.read().some((e) => e.kind === "cancel");
   }
 
@@ -47,49 +49,47 @@ export class CommandHandler {
   }
 
   /** Commands the adapter could not apply yet (e.g. an approval whose request line is unread). */
-  retryDeferred(): void {
-    if (this.deferred.size === 0) return;
+  takeDeferred(): CommandFrame[] {
     const pending = [...this.deferred.values()];
     this.deferred.clear();
-    for (const cmd of pending) void this.handle(cmd);
+    return pending;
   }
 
   async handle(cmd: CommandFrame): Promise<void> {
-    if (this.h.halted()) return;
-    if (cmd.kind === "cancel") {
-      await this.cancel(cmd);
-      return;
-    }
-    const plan = this.h.adapter.command(cmd);
+    const host = this.host;
+    if (host.halted()) return;
+    if (cmd.kind === "cancel") return this.cancel(cmd);
+    const plan = host.plan(cmd);
     switch (plan.kind) {
       case "defer":
         this.deferred.set(cmd.commandId, cmd);
         return;
       case "reject":
-        this.h.log.warn(`rejecting ${cmd.kind} command ${cmd.commandId}: ${plan.reason}`);
-        this.h.ack(cmd, "rejected");
+        host.log.warn(`rejecting ${cmd.kind} command ${cmd.commandId}: ${plan.reason}`);
+        host.ack(cmd, "rejected");
         return;
       case "inbox": {
-        if (this.h.agentExited() && !this.h.inbox.has(cmd.commandId)) {
-          this.h.ack(cmd, "rejected"); // the agent is gone; nobody would read it
+        if (host.agentExited() && !host.inbox.has(cmd.commandId)) {
+          host.ack(cmd, "rejected"); // the agent is gone; nobody would read it
           return;
         }
-        const append = await this.h.inbox.appendOnce(plan.envelopes, this.h.halted);
-        if (append === "abandoned" || this.h.halted()) return;
-        const written = append === "written";
-        if (written && this.h.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
-        this.h.log.info(`${written ? "delivered" : "already delivered"} ${cmd.kind} command ${cmd.commandId}`);
-        this.h.ack(cmd, "applied");
+        const append = await host.inbox.appendOnce(plan.envelopes, host.halted);
+        if (append === "abandoned" || host.halted()) return;
+        if (append === "written" && host.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
+        host.log.info(
+          `${append === "written" ? "delivered" : "already delivered"} ${cmd.kind} command ${cmd.commandId}`,
+        );
+        host.ack(cmd, "applied");
         return;
       }
       case "signal": {
-        const append = await this.h.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }], this.h.halted);
-        if (append === "abandoned" || this.h.halted()) return;
+        const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }], host.halted);
+        if (append === "abandoned" || host.halted()) return;
         if (append === "written") {
           const pgid = await this.agentGroup();
           if (pgid !== null) signalGroup(pgid, plan.signal);
         }
-        this.h.ack(cmd, "applied");
+        host.ack(cmd, "applied");
         return;
       }
     }
@@ -97,27 +97,25 @@ export class CommandHandler {
 
   /** SIGTERM to the agent's process group now, SIGKILL after the grace period. */
   private async cancel(cmd: CommandFrame): Promise<void> {
-    const append = await this.h.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }], this.h.halted);
-    if (append === "abandoned" || this.h.halted()) return;
+    const host = this.host;
+    const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }], host.halted);
+    if (append === "abandoned" || host.halted()) return;
     this.cancelRequested = true;
     const pgid = await this.agentGroup();
     if (pgid !== null && groupAlive(pgid) && !this.cancelling) {
       signalGroup(pgid, "SIGTERM");
-      this.h.log.info(`cancel ${cmd.commandId}: SIGTERM sent to process group ${pgid}`);
-      this.cancelling = terminateGroup(pgid, this.h.graceMs, true).catch((err: Error) => {
-        this.h.log.warn(err.message);
+      host.log.info(`cancel ${cmd.commandId}: SIGTERM sent to process group ${pgid}`);
+      this.cancelling = terminateGroup(pgid, host.graceMs, true).catch((err: Error) => {
+        host.log.warn(err.message);
       });
     }
-    this.h.ack(cmd, "applied");
+    host.ack(cmd, "applied");
   }
 
   /** The agent's process group id (its pid), waiting briefly for the supervisor to record it. */
-  private async agentGroup(): Promise<number | null> {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const pid = readPid(this.h.paths.agentPid);
-      if (pid !== null || Date.now() > deadline || this.h.halted()) return pid;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  private agentGroup(): Promise<number | null> {
+    return pollUntil(() => readPid(this.host.paths.agentPid) ?? this.host.halted(), 5000).then((pid) =>
+      typeof pid === "number" ? pid : null,
+    );
   }
 }

@@ -68,9 +68,3 @@ export async function preflight(edge: string, runId: string, token: string, time
   const epoch = typeof body.epoch === "number" ? body.epoch : 0;
   return { kind: "live", status: status.data, epoch };
 }
-
-/** Full-jitter exponential backoff. */
-export function backoffDelay(attempt: number, minMs: number, maxMs: number): number {
-  const cap = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 20));
-  return Math.round(minMs / 2 + Math.random() * (cap - minMs / 2));
-}

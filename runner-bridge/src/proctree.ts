@@ -1,3 +1,4 @@
+import { pollUntil } from "./poll.ts";
 import fs from "node:fs";
 
 /**
@@ -68,8 +69,6 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /**
  * SIGTERM to the whole group, SIGKILL after `graceMs` if anything is left; resolves once no
  * member is alive (or throws after a further bounded wait, naming the survivors).
@@ -77,16 +76,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export async function terminateGroup(pgid: number, graceMs: number, alreadyTermed = false): Promise<void> {
   if (!groupAlive(pgid)) return;
   if (!alreadyTermed) signalGroup(pgid, "SIGTERM");
-  const termDeadline = Date.now() + graceMs;
-  while (Date.now() < termDeadline) {
-    if (!groupAlive(pgid)) return;
-    await sleep(25);
-  }
+  if (await pollUntil(() => !groupAlive(pgid), graceMs)) return;
   signalGroup(pgid, "SIGKILL");
-  const killDeadline = Date.now() + 5000;
-  while (Date.now() < killDeadline) {
-    if (!groupAlive(pgid)) return;
-    await sleep(25);
-  }
+  if (await pollUntil(() => !groupAlive(pgid), 5000)) return;
   throw new Error(`process group ${pgid} still has live members after SIGKILL: ${liveMembers(pgid).join(", ")}`);
 }

@@ -1,127 +1,141 @@
-import { CLOSE_FENCED, CLOSE_REJECTED, type RunnerEvent, type RunnerOutcome } from "../../src/protocol/index.ts";
+import type { RunnerOutcome } from "../../src/protocol/index.ts";
 import type { Adapter } from "./adapters/types.ts";
-import { fitEvent, MAX_FRAME_PAYLOAD, nextBatch } from "./batches.ts";
-import { backoffDelay, preflight } from "./edge.ts";
-import { EXIT, type ExitCode } from "./exit.ts";
-import { type CommandFrame, encodeRunnerFrame, parseServerFrame } from "./frames.ts";
 import { CommandFile, type Envelope } from "./command-file.ts";
-import { JournalReader } from "./journal.ts";
 import { CommandHandler } from "./commands.ts";
-import type { Logger } from "./log.ts";
+import {
+  type ClaimedFrame,
+  Connection,
+  type ConnectionEnd,
+  type ConnectionOptions,
+  type EdgeFrame,
+} from "./connection.ts";
+import { EXIT, type ExitCode } from "./exit.ts";
+import type { CommandFrame } from "./frames.ts";
+import { JournalEvents } from "./journal-events.ts";
+import type { Logger } from "./logger.ts";
+import { MAX_FRAME_PAYLOAD, Outbox } from "./outbox.ts";
+import { pollUntil } from "./poll.ts";
 import { groupAlive, processAlive, terminateGroup } from "./proctree.ts";
 import { type RunPaths, type RunSpec, readPid, readTail, removeRunFiles } from "./rundir.ts";
 import type { ExitInfo } from "./sentinel.ts";
-import { connectSocket, type Socket } from "./socket.ts";
 
-export interface SessionOptions {
-  edge: string;
-  runId: string;
-  token: string;
+export interface SessionOptions extends Omit<ConnectionOptions, "log"> {
   paths: RunPaths;
   spec: RunSpec;
-  adapter: Adapter;
+  /** A fresh adapter; reading the journal again from byte 0 starts from a fresh one. */
+  makeAdapter: () => Adapter;
   log: Logger;
-  runnerId: string;
-  /** Give up reconnecting after this long without a claim. */
-  giveUpMs: number;
-  reconnectMinMs: number;
-  reconnectMaxMs: number;
   /** SIGTERM → SIGKILL grace for the agent's process group. */
   graceMs: number;
-  /** How long a connection may take to be claimed. */
-  claimTimeoutMs: number;
   /** Test-only fault injection (RUNNER_BRIDGE_FAULT). */
   fault?: string;
 }
 
-/** Most events kept in memory (read from the journal, not yet acknowledged). */
-const WINDOW = 2000;
+/**
+ * Where the session is in its life:
+ * - streaming: following the journal and sending it whenever the connection is claimed;
+ * - completing: the agent exited and the edge holds every event; the outcome goes out under each
+ *   new claim until the edge answers `completed` (`sentAt` is the epoch it last went out under);
+ * - ending: the run is over on the edge; the agent's group is reaped and the run files deleted;
+ * - stopped: the exit status is decided.
+ */
+type SessionState =
+  | { kind: "streaming" }
+  | { kind: "completing"; outcome: RunnerOutcome | null; sentAt: number | null }
+  | { kind: "ending" }
+  | { kind: "stopped" };
+
+/** How often the journal is looked at for new lines. */
+const PUMP_MS = 25;
+/** How long a dead supervisor may go without an exit sentinel before the run is reported failed. */
+const SUPERVISOR_GRACE_MS = 2000;
 
 /**
- * One bridge's life on one run: follow the journal, stream it under the current epoch, keep the
- * lease, apply commands once, finish the run. Resolves with the CLI's exit status.
+ * One bridge's life on one run: follow the journal, stream it under the current claim, apply
+ * commands once, finish the run. Resolves with the CLI's exit status.
  */
 export class Session {
-  private readonly o: SessionOptions;
-  private reader: JournalReader;
+  private readonly options: SessionOptions;
+  private readonly log: Logger;
+  private readonly journal: JournalEvents;
+  private readonly outbox = new Outbox();
   private readonly inbox: CommandFile;
-  private unacked: RunnerEvent[] = [];
-  private acked = 0;
-  private sentUpTo = 0;
-  private epoch = 0;
-  private socket: Socket | null = null;
-  private claimed = false;
-  private everClaimed = false;
-  private completing = false;
-  private outcome: RunnerOutcome | null = null;
-  /** No more reading, sending or writing (fenced, or ending). */
-  private halted = false;
-  /** The exit status has been decided. */
-  private stopped = false;
   private readonly commands: CommandHandler;
+  private readonly connection: Connection;
+  private state: SessionState = { kind: "streaming" };
   private supervisorGoneAt: number | null = null;
-  private pollTimer: ReturnType<typeof setInterval> | null = null;
-  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private pumpTimer: ReturnType<typeof setInterval> | null = null;
   private resolveExit: (code: ExitCode) => void = () => {};
-  private pumping = false;
 
   constructor(options: SessionOptions) {
-    this.o = options;
-    this.reader = new JournalReader(options.paths.journal, options.spec.nonce);
+    this.options = options;
+    this.log = options.log;
+    this.journal = new JournalEvents(options.paths.journal, options.spec.nonce, options.makeAdapter);
     this.inbox = new CommandFile(options.paths.inbox);
     this.commands = new CommandHandler({
       paths: options.paths,
       inbox: this.inbox,
       control: new CommandFile(options.paths.control),
-      adapter: options.adapter,
       log: options.log,
       graceMs: options.graceMs,
       ...(options.fault ? { fault: options.fault } : {}),
-      halted: () => this.halted,
-      agentExited: () => this.reader.exit !== null,
+      plan: (cmd) => this.journal.adapter.command(cmd),
+      halted: () => this.halted(),
+      agentExited: () => this.journal.exit !== null,
       ack: (cmd, state) => this.ack(cmd, state),
+    });
+    this.connection = new Connection(options, {
+      lastSourceSeq: () => this.journal.linesRead,
+      claimed: (frame) => this.onClaimed(frame),
+      frame: (frame) => this.onFrame(frame),
+      ended: (end) => this.onConnectionEnd(end),
     });
   }
 
   run(): Promise<ExitCode> {
     return new Promise<ExitCode>((resolve) => {
       this.resolveExit = resolve;
-      this.pollTimer = setInterval(() => this.pump(), 25);
-      void this.connectLoop();
+      this.pumpTimer = setInterval(() => this.pump(), PUMP_MS);
+      this.connection.start();
     });
+  }
+
+  /** No more reading, sending or writing: the run is over, or the exit is decided. */
+  private halted(): boolean {
+    return this.state.kind === "ending" || this.state.kind === "stopped";
   }
 
   // ---- ending -------------------------------------------------------------------------------
 
   private stop(code: ExitCode, reason: string): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.halted = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.socket?.close();
-    if (code === EXIT.ok) this.o.log.info(reason);
-    else process.stderr.write(`runner-bridge: ${this.o.log.scrub(reason)}\n`);
+    if (this.state.kind === "stopped") return;
+    this.state = { kind: "stopped" };
+    if (this.pumpTimer) clearInterval(this.pumpTimer);
+    this.connection.close();
+    if (code === EXIT.ok) this.log.info(reason);
+    else process.stderr.write(`runner-bridge: ${this.log.scrub(reason)}\n`);
     this.resolveExit(code);
   }
 
   /** Fenced: stop reading and sending at once, touch nothing, leave the agent to the successor. */
   private fenced(detail: string): void {
-    this.stop(EXIT.fenced, `fenced: ${detail}; a newer bridge owns run ${this.o.runId}`);
+    this.stop(EXIT.fenced, `fenced: ${detail}; a newer bridge owns run ${this.options.runId}`);
   }
 
-  /** The run is over on the edge: make sure nothing of the agent survives, delete the journal. */
+  /** The run is over on the edge: make sure nothing of the agent survives, delete the run files. */
   private async runOver(code: ExitCode, reason: string): Promise<void> {
-    if (this.halted) return;
-    this.halted = true; // nothing more is sent
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.halted()) return;
+    this.state = { kind: "ending" };
+    if (this.pumpTimer) clearInterval(this.pumpTimer);
+    this.connection.close();
+    const { paths, graceMs } = this.options;
     try {
       await this.commands.cancelled();
-      const pgid = readPid(this.o.paths.agentPid);
-      if (pgid !== null) await terminateGroup(pgid, this.o.graceMs);
-      await this.waitSupervisorGone();
-      removeRunFiles(this.o.paths);
+      const pgid = readPid(paths.agentPid);
+      if (pgid !== null) await terminateGroup(pgid, graceMs);
+      const supervisor = readPid(paths.supervisorPid);
+      if (supervisor !== null) await pollUntil(() => !processAlive(supervisor), 5000);
+      removeRunFiles(paths);
     } catch (err) {
       this.stop(EXIT.failure, `${reason}, but cleaning up failed: ${(err as Error).message}`);
       return;
@@ -129,251 +143,124 @@ export class Session {
     this.stop(code, reason);
   }
 
-  private async waitSupervisorGone(): Promise<void> {
-    const pid = readPid(this.o.paths.supervisorPid);
-    const deadline = Date.now() + 5000;
-    while (pid !== null && processAlive(pid) && Date.now() < deadline) await sleep(25);
-  }
-
-  // ---- connection ---------------------------------------------------------------------------
-
-  private async connectLoop(): Promise<void> {
-    let attempt = 0;
-    let failingSince = Date.now();
-    while (!this.halted) {
-      if (attempt > 0 && this.everClaimed) {
-        // While we were away a successor may have claimed the run: never steal it back. The
-        // preflight answers early; `hello.epoch` closes the race between it and the claim.
-        const look = await preflight(this.o.edge, this.o.runId, this.o.token, 5000);
-        if (this.halted) return;
-        if (look.kind === "live" && look.epoch > this.epoch) {
-          this.fenced(`epoch ${look.epoch} was claimed while this bridge (epoch ${this.epoch}) was disconnected`);
-          return;
-        }
-        if (look.kind === "terminal") {
-          await this.runOver(EXIT.ok, `run ${this.o.runId} ended on the edge (${look.status}) while disconnected`);
-          return;
-        }
-        if (look.kind === "unknown") {
-          this.stop(EXIT.unknownRun, `run ${this.o.runId} is unknown to the edge`);
-          return;
-        }
-      }
-      const claimedHere = await this.connectOnce();
-      if (this.halted) return;
-      if (claimedHere) {
-        attempt = 0;
-        failingSince = Date.now();
-      }
-      attempt++;
-      const waited = Date.now() - failingSince;
-      if (waited > this.o.giveUpMs) {
-        this.stop(EXIT.failure, `gave up: no claimed connection to the edge for ${this.o.giveUpMs} ms`);
-        return;
-      }
-      const delay = Math.min(
-        backoffDelay(attempt, this.o.reconnectMinMs, this.o.reconnectMaxMs),
-        this.o.giveUpMs - waited + 1,
-      );
-      this.o.log.info(`connection lost; reconnecting in ${delay} ms (attempt ${attempt})`);
-      await sleep(delay);
+  private onConnectionEnd(end: ConnectionEnd): void {
+    const runId = this.options.runId;
+    switch (end.kind) {
+      case "fenced":
+        this.fenced(end.detail);
+        break;
+      case "run-over":
+        void this.runOver(this.claimedBefore() ? EXIT.ok : EXIT.terminalRun, `run ${runId} ${end.detail}`);
+        break;
+      case "unknown-run":
+        this.stop(EXIT.unknownRun, `run ${runId} is unknown to the edge`);
+        break;
+      case "gave-up":
+        this.stop(EXIT.failure, `gave up: no claimed connection to the edge for ${this.options.giveUpMs} ms`);
+        break;
     }
   }
 
-  /** One connection; resolves when it closes, with whether it was claimed. */
-  private connectOnce(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      let claimedHere = false;
-      const socket = connectSocket(this.o.edge, this.o.runId, this.o.token, {
-        onOpen: () => {
-          // After a cut, name the epoch we held: the edge fences us if a successor claimed since.
-          const held = this.everClaimed ? { epoch: this.epoch } : {};
-          this.sendFrame(socket, {
-            type: "hello",
-            runnerId: this.o.runnerId,
-            lastSourceSeq: this.reader.linesReturned,
-            ...held,
-          });
-        },
-        onMessage: (text) => {
-          if (this.socket !== socket || this.halted) return;
-          const wasClaimed = this.claimed;
-          this.onFrame(text);
-          if (!wasClaimed && this.claimed) claimedHere = true;
-        },
-        onClose: (code, reason) => {
-          clearTimeout(claimTimer);
-          if (this.socket === socket) {
-            this.socket = null;
-            this.claimed = false;
-            if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-          }
-          if (!this.halted) this.onClose(code, reason);
-          resolve(claimedHere);
-        },
-      });
-      this.socket = socket;
-      const claimTimer = setTimeout(() => {
-        if (!claimedHere) {
-          this.o.log.warn(`no claim within ${this.o.claimTimeoutMs} ms; dropping the connection`);
-          socket.close();
-        }
-      }, this.o.claimTimeoutMs);
-    });
-  }
-
-  private onClose(code: number, reason: string): void {
-    if (code === CLOSE_FENCED) this.fenced(`connection closed with ${CLOSE_FENCED}${reason ? ` (${reason})` : ""}`);
-    else if (code === CLOSE_REJECTED)
-      void this.runOver(this.everClaimed ? EXIT.ok : EXIT.terminalRun, `run ${this.o.runId} was ended by the edge`);
-  }
-
-  private sendFrame(socket: Socket | null, frame: Parameters<typeof encodeRunnerFrame>[0]): boolean {
-    if (this.halted || !socket || !socket.isOpen()) return false;
-    socket.send(encodeRunnerFrame(frame));
-    return true;
+  private claimedBefore(): boolean {
+    return this.connection.heldEpoch !== null;
   }
 
   // ---- frames from the edge -----------------------------------------------------------------
 
-  private onFrame(text: string): void {
-    const parsed = parseServerFrame(text);
-    if ("error" in parsed) {
-      this.o.log.warn(`ignoring frame from the edge: ${parsed.error}`);
-      return;
-    }
-    const frame = parsed.frame;
+  private onClaimed(frame: ClaimedFrame): void {
+    this.outbox.claimed(frame.ackedSourceSeq);
+    this.log.info(
+      `claimed run ${this.options.runId} at epoch ${frame.epoch} (edge holds ${frame.ackedSourceSeq} events)`,
+    );
+    for (const cmd of frame.commands) this.dispatch(cmd);
+    this.pump();
+  }
+
+  private onFrame(frame: EdgeFrame): void {
+    if (this.halted()) return;
+    const runId = this.options.runId;
     switch (frame.type) {
-      case "claimed":
-        this.onClaimed(frame.epoch, frame.ackedSourceSeq, frame.heartbeatMs);
-        for (const cmd of frame.commands) void this.commands.handle(cmd);
-        break;
       case "ack":
-        this.onAck(frame.highestSourceSeq);
+        this.outbox.acknowledged(frame.highestSourceSeq);
+        this.pump();
         break;
       case "gap":
-        this.o.log.warn(`edge expects sourceSeq ${frame.expected}; resending from there`);
-        this.onGap(frame.expected);
+        this.log.warn(`edge expects sourceSeq ${frame.expected}; resending from there`);
+        if (this.outbox.gap(frame.expected) === "reread") this.journal.reread();
+        this.pump();
         break;
       case "conflict":
         this.stop(
           EXIT.failure,
-          `the edge holds a different event at sourceSeq ${frame.sourceSeq}: journal ${this.o.paths.journal} does not belong to this run`,
+          `the edge holds a different event at sourceSeq ${frame.sourceSeq}: journal ${this.options.paths.journal} does not belong to this run`,
         );
         break;
       case "fenced":
         this.fenced(`edge is at epoch ${frame.epoch}`);
         break;
       case "rejected":
-        void this.runOver(
-          this.everClaimed ? EXIT.ok : EXIT.terminalRun,
-          this.everClaimed
-            ? `run ${this.o.runId} was ended by the edge (${frame.status})`
-            : `terminal-run: run ${this.o.runId} is already ${frame.status}`,
-        );
+        if (this.claimedBefore()) void this.runOver(EXIT.ok, `run ${runId} was ended by the edge (${frame.status})`);
+        else void this.runOver(EXIT.terminalRun, `terminal-run: run ${runId} is already ${frame.status}`);
         break;
       case "completed":
-        void this.runOver(EXIT.ok, `run ${this.o.runId} finished: ${frame.status}`);
+        void this.runOver(EXIT.ok, `run ${runId} finished: ${frame.status}`);
         break;
       case "command":
-        void this.commands.handle(frame);
+        this.dispatch(frame);
         break;
       case "error":
         if (frame.code === "outcome_conflict") {
-          void this.runOver(
-            EXIT.terminalRun,
-            `terminal-run: the edge already ended run ${this.o.runId} differently (${frame.message})`,
-          );
+          const reason = `terminal-run: the edge already ended run ${runId} differently (${frame.message})`;
+          void this.runOver(EXIT.terminalRun, reason);
         } else {
-          this.o.log.warn(`edge error ${frame.code}: ${frame.message}`);
+          this.log.warn(`edge error ${frame.code}: ${frame.message}`);
         }
         break;
     }
   }
 
-  private onClaimed(epoch: number, ackedSourceSeq: number, heartbeatMs: number): void {
-    this.epoch = epoch;
-    this.claimed = true;
-    this.everClaimed = true;
-    this.completing = false;
-    this.acked = ackedSourceSeq;
-    this.sentUpTo = ackedSourceSeq;
-    this.dropAcked();
-    this.o.log.info(`claimed run ${this.o.runId} at epoch ${epoch} (edge holds ${ackedSourceSeq} events)`);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    const every = Math.max(50, Math.floor(heartbeatMs / 3));
-    this.heartbeatTimer = setInterval(() => {
-      if (this.claimed) this.sendFrame(this.socket, { type: "heartbeat", epoch: this.epoch });
-    }, every);
-    this.pump();
-  }
-
-  private onAck(highest: number): void {
-    if (highest > this.acked) this.acked = highest;
-    this.dropAcked();
-    this.pump();
-  }
-
-  private onGap(expected: number): void {
-    const first = this.unacked[0]?.sourceSeq;
-    if (first === undefined || expected < first) {
-      // Those events already left memory: re-read the journal from byte 0 (deterministic, so the
-      // same lines come back with the same sourceSeqs; the adapter's reactions are idempotent).
-      this.reader = new JournalReader(this.o.paths.journal, this.o.spec.nonce);
-      this.unacked = [];
-    }
-    this.acked = Math.min(this.acked, expected - 1);
-    this.sentUpTo = Math.min(this.sentUpTo, expected - 1);
-    this.pump();
-  }
-
-  private dropAcked(): void {
-    let i = 0;
-    while (i < this.unacked.length && (this.unacked[i]?.sourceSeq ?? 0) <= this.acked) i++;
-    if (i > 0) this.unacked.splice(0, i);
-  }
-
   // ---- commands ------------------------------------------------------------------------------
 
+  private dispatch(cmd: CommandFrame): void {
+    this.commands
+      .handle(cmd)
+      .catch((err: Error) => this.stop(EXIT.failure, `applying a command failed: ${err.message}`));
+  }
+
   private ack(cmd: CommandFrame, state: "delivered" | "applied" | "rejected"): void {
-    if (!this.claimed) return; // the edge re-sends unacked commands on the next claim
-    this.sendFrame(this.socket, {
+    const epoch = this.connection.epoch;
+    if (epoch === null) return; // the edge re-sends unacked commands on the next claim
+    this.connection.send({
       type: "commandAck",
-      epoch: this.epoch,
+      epoch,
       controllerSeq: cmd.controllerSeq,
       commandId: cmd.commandId,
       state,
     });
   }
 
-  // ---- the pump: journal → memory → socket → completion ---------------------------------------
+  // ---- the pump: journal → outbox → edge → completion -----------------------------------------
 
   private pump(): void {
-    if (this.halted || !this.everClaimed || this.pumping) return;
-    this.pumping = true;
+    // Nothing is read before the first claim: the edge's ackedSourceSeq says where to start.
+    if (this.halted() || this.connection.heldEpoch === null) return;
     try {
       this.readJournal();
-      if (this.claimed) this.commands.retryDeferred();
+      if (this.connection.epoch !== null) for (const cmd of this.commands.takeDeferred()) this.dispatch(cmd);
       this.sendEvents();
-      this.maybeComplete();
+      this.complete();
     } catch (err) {
       this.stop(EXIT.failure, `bridge failure: ${(err as Error).message}`);
-    } finally {
-      this.pumping = false;
     }
   }
 
   private readJournal(): void {
-    while (this.unacked.length < WINDOW && !this.halted) {
-      const lines = this.reader.read(WINDOW - this.unacked.length);
-      if (lines.length === 0) break;
-      for (const line of lines) {
-        const result = this.o.adapter.onLine(line.text);
-        for (const group of result.reactions ?? []) this.react(group);
-        if (line.lineNo <= this.acked) continue;
-        const event: RunnerEvent = { sourceSeq: line.lineNo, type: result.event.type };
-        if (result.event.data !== undefined) event.data = result.event.data;
-        this.unacked.push(fitEvent(event, line.text));
+    while (this.outbox.room() > 0 && !this.halted()) {
+      const read = this.journal.read(this.outbox.room());
+      if (read.length === 0) return;
+      for (const { event, reactions } of read) {
+        for (const envelopes of reactions) this.react(envelopes);
+        this.outbox.push(event);
       }
     }
   }
@@ -381,71 +268,71 @@ export class Session {
   /** An adapter's reaction goes through the inbox's one lock, in the order the lines were read. */
   private react(envelopes: Envelope[]): void {
     this.inbox
-      .appendOnce(envelopes, () => this.halted)
+      .appendOnce(envelopes, () => this.halted())
       .catch((err: Error) => this.stop(EXIT.failure, `writing the inbox failed: ${err.message}`));
   }
 
   private sendEvents(): void {
-    if (!this.claimed || !this.socket?.isOpen()) return;
-    let i = this.unacked.findIndex((e) => e.sourceSeq > this.sentUpTo);
-    if (i < 0) return;
-    while (i < this.unacked.length && this.socket.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
-      const batch = nextBatch(this.unacked, i);
-      if (!this.sendFrame(this.socket, { type: "events", epoch: this.epoch, events: batch })) return;
-      i += batch.length;
-      this.sentUpTo = (batch[batch.length - 1] as RunnerEvent).sourceSeq;
+    const epoch = this.connection.epoch;
+    if (epoch === null) return;
+    while (this.connection.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
+      const events = this.outbox.nextBatch();
+      if (!events || !this.connection.send({ type: "events", epoch, events })) return;
     }
   }
 
-  private maybeComplete(): void {
-    let exit = this.reader.exit;
-    if (!exit) exit = this.supervisorLost();
-    if (!exit || !this.claimed || this.completing) return;
-    const total = this.reader.totalLines ?? this.reader.linesReturned;
-    if (this.acked < total) return;
-    this.completing = true;
-    void this.complete(exit);
+  /** Once the agent has exited and the edge holds every event, the outcome goes out. */
+  private complete(): void {
+    const exit = this.journal.exit ?? this.supervisorLost();
+    const epoch = this.connection.epoch;
+    if (!exit || epoch === null) return;
+    const total = this.journal.totalLines ?? this.journal.linesRead;
+    if (this.outbox.acked < total) return;
+    if (this.state.kind === "streaming") {
+      const completing = { kind: "completing" as const, outcome: null, sentAt: null };
+      this.state = completing;
+      void this.decideOutcome(exit).then((outcome) => {
+        if (this.state !== completing) return;
+        this.state = { ...completing, outcome };
+        this.complete();
+      });
+      return;
+    }
+    if (this.state.kind === "completing" && this.state.outcome && this.state.sentAt !== epoch) {
+      this.log.info(`agent exited; reporting ${this.state.outcome.status}`);
+      if (this.connection.send({ type: "complete", epoch, outcome: this.state.outcome })) this.state.sentAt = epoch;
+    }
+  }
+
+  /** Reaps stragglers of the agent's group (nothing may outlive its run), then asks the adapter. */
+  private async decideOutcome(exit: ExitInfo): Promise<RunnerOutcome> {
+    const pgid = readPid(this.options.paths.agentPid);
+    try {
+      await this.commands.cancelled();
+      if (pgid !== null && groupAlive(pgid)) await terminateGroup(pgid, this.options.graceMs);
+    } catch (err) {
+      this.log.warn((err as Error).message);
+    }
+    const outcome = this.journal.adapter.outcome(exit, {
+      cancelled: this.commands.cancelRequested,
+      stderrTail: readTail(this.options.paths.stderr, 4096),
+    });
+    if (outcome.error) outcome.error = { ...outcome.error, message: this.log.scrub(outcome.error.message) };
+    return outcome;
   }
 
   /** The supervisor died without writing a sentinel (e.g. killed with the whole sandbox). */
   private supervisorLost(): ExitInfo | null {
-    const pid = readPid(this.o.paths.supervisorPid);
+    const { paths } = this.options;
+    const pid = readPid(paths.supervisorPid);
     if (pid === null || processAlive(pid)) {
       this.supervisorGoneAt = null;
       return null;
     }
     this.supervisorGoneAt ??= Date.now();
-    if (Date.now() - this.supervisorGoneAt < 2000 || this.reader.exit) return null;
-    const agent = readPid(this.o.paths.agentPid);
+    if (Date.now() - this.supervisorGoneAt < SUPERVISOR_GRACE_MS) return null;
+    const agent = readPid(paths.agentPid);
     if (agent !== null && groupAlive(agent)) return null;
     return { code: null, signal: null, spawnError: "the supervisor died before the agent's exit was recorded" };
   }
-
-  private async complete(exit: ExitInfo): Promise<void> {
-    // Nothing of the agent may outlive its run: reap stragglers of the group first.
-    const pgid = readPid(this.o.paths.agentPid);
-    try {
-      await this.commands.cancelled();
-      if (pgid !== null && groupAlive(pgid)) await terminateGroup(pgid, this.o.graceMs);
-    } catch (err) {
-      this.o.log.warn((err as Error).message);
-    }
-    if (this.halted) return;
-    if (!this.outcome) {
-      const outcome = this.o.adapter.outcome(exit, {
-        cancelled: this.commands.cancelRequested,
-        stderrTail: readTail(this.o.paths.stderr, 4096),
-      });
-      if (outcome.error) outcome.error = { ...outcome.error, message: this.o.log.scrub(outcome.error.message) };
-      this.outcome = outcome;
-    }
-    this.o.log.info(`agent exited; reporting ${this.outcome.status}`);
-    if (!this.sendFrame(this.socket, { type: "complete", epoch: this.epoch, outcome: this.outcome })) {
-      this.completing = false; // retried after the next claim
-    }
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
