@@ -21,12 +21,14 @@ const MAX_EVENT_BYTES = 800 * 1024;
 export class JournalEvents {
   private readonly file: string;
   private readonly nonce: string;
+  private readonly makeAdapter: () => Adapter;
   private reader: JournalReader;
   private current: Adapter;
 
   constructor(file: string, nonce: string, makeAdapter: () => Adapter) {
     this.file = file;
     this.nonce = nonce;
+    this.makeAdapter = makeAdapter;
     this.reader = new JournalReader(file, nonce);
     this.current = makeAdapter();
   }
@@ -61,9 +63,13 @@ export class JournalEvents {
     });
   }
 
-  /** Starts again from byte 0. */
+  /**
+   * Starts again from byte 0 with a fresh adapter: its state (counters, open requests) is derived
+   * from the lines alone, so the same lines give the same events and the same reaction ids.
+   */
   reread(): void {
     this.reader = new JournalReader(this.file, this.nonce);
+    this.current = this.makeAdapter();
   }
 }
 
