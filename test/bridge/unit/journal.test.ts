@@ -1,10 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CommandFile } from "../../runner-bridge/src/command-file.ts";
-import { JournalReader } from "../../runner-bridge/src/journal.ts";
-import { formatSentinel } from "../../runner-bridge/src/sentinel.ts";
-import { tempDir } from "./harness/bridge.ts";
+import { JournalReader } from "../../../runner-bridge/src/journal.ts";
+import { formatSentinel } from "../../../runner-bridge/src/sentinel.ts";
+import { tempDir } from "../harness/bridge.ts";
 
 describe("the journal reader", () => {
   it("numbers complete lines from 1 and holds back a torn last line until it is finished", () => {
@@ -57,18 +56,5 @@ describe("the journal reader", () => {
     expect(first).toHaveLength(5000);
     expect(first[4999]).toBe("5000:line 5000");
     expect(readAll()).toEqual(first);
-  });
-});
-
-describe("the inbox", () => {
-  it("writes a command at most once and survives a torn line left by a crash", async () => {
-    const file = path.join(tempDir("inbox-"), "inbox.ndjson");
-    const inbox = new CommandFile(file);
-    expect(await inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe("written");
-    expect(await inbox.appendOnce([{ commandId: "c1", line: "hello" }])).toBe("present");
-    fs.appendFileSync(file, '{"commandId":"c2","li'); // a bridge died mid-write
-    expect(inbox.has("c2")).toBe(false);
-    expect(await inbox.appendOnce([{ commandId: "c2", line: "again" }])).toBe("written");
-    expect(inbox.read().map((e) => e.commandId)).toEqual(["c1", "c2"]);
   });
 });

@@ -1,0 +1,139 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { parseArgs } from "../../../runner-bridge/src/args.ts";
+import { BRIDGE_BIN, NODE } from "../harness/bridge.ts";
+
+const REQUIRED = ["--edge", "http://edge", "--run", "r1", "--token", "tok"];
+
+/** The message of a refused command line (and a failure when it was not refused). */
+function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
+  const parsed = parseArgs(argv, env);
+  if (parsed.ok) throw new Error(`accepted: ${JSON.stringify(parsed.value)}`);
+  return parsed.message;
+}
+
+describe("runner-bridge run", () => {
+  it("takes every documented flag, and the agent's command after --", () => {
+    const parsed = parseArgs([
+      "run",
+      ...REQUIRED,
+      "--dir",
+      "/tmp/d",
+      "--adapter=codex",
+      "--env",
+      "API_KEY",
+      "--env",
+      "OTHER",
+      "--prompt",
+      "hi there",
+      "--grace-ms",
+      "100",
+      "--give-up-ms",
+      "2000",
+      "--reconnect-min-ms",
+      "10",
+      "--reconnect-max-ms",
+      "90",
+      "--quiet",
+      "--",
+      "codex",
+      "app-server",
+      "--flag-for-the-agent",
+    ]);
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        command: "run",
+        edge: "http://edge",
+        runId: "r1",
+        token: "tok",
+        dir: "/tmp/d",
+        adapter: "codex",
+        envNames: ["API_KEY", "OTHER"],
+        prompt: "hi there",
+        graceMs: 100,
+        giveUpMs: 2000,
+        reconnectMinMs: 10,
+        reconnectMaxMs: 90,
+        quiet: true,
+        argv: ["codex", "app-server", "--flag-for-the-agent"],
+      },
+    });
+  });
+
+  it("defaults: the ndjson adapter, no --env, documented timings, and the token from RUNNER_BRIDGE_TOKEN", () => {
+    const parsed = parseArgs(["run", "--edge", "http://edge", "--run", "r1", "--", "agent"], {
+      RUNNER_BRIDGE_TOKEN: "from-env",
+    });
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        command: "run",
+        edge: "http://edge",
+        runId: "r1",
+        token: "from-env",
+        adapter: "ndjson",
+        envNames: [],
+        graceMs: 5000,
+        giveUpMs: 600_000,
+        reconnectMinMs: 250,
+        reconnectMaxMs: 15_000,
+        quiet: false,
+        argv: ["agent"],
+      },
+    });
+  });
+
+  it("refuses a missing agent command, a stray argument, an attach-only flag and a bad variable name", () => {
+    expect(refusal(["run", ...REQUIRED])).toBe("run needs the agent's command after --");
+    expect(refusal(["run", ...REQUIRED, "agent", "--", "x"])).toBe(
+      "unexpected argument agent (put the agent's command after --)",
+    );
+    expect(refusal(["run", ...REQUIRED, "--wait-ms", "5", "--", "x"])).toContain("--wait-ms");
+    expect(refusal(["run", ...REQUIRED, "--env", "NOT-A-NAME", "--", "x"])).toBe(
+      "--env NOT-A-NAME is not a variable name",
+    );
+  });
+});
+
+describe("runner-bridge attach", () => {
+  it("takes --wait-ms (default 10000) and no agent command", () => {
+    const parsed = parseArgs(["attach", ...REQUIRED, "--wait-ms", "1500"]);
+    expect(parsed.ok && parsed.value).toMatchObject({ command: "attach", runId: "r1", waitMs: 1500 });
+    const defaults = parseArgs(["attach", ...REQUIRED]);
+    expect(defaults.ok && defaults.value).toMatchObject({ command: "attach", waitMs: 10_000 });
+    expect(refusal(["attach", ...REQUIRED, "--", "agent"])).toBe("attach takes no agent command");
+    expect(refusal(["attach", ...REQUIRED, "--env", "X"])).toContain("--env");
+  });
+});
+
+describe("every command", () => {
+  it("asks for --edge, --run and a token", () => {
+    expect(refusal(["attach", "--run", "r1", "--token", "t"])).toBe("--edge is required");
+    expect(refusal(["attach", "--edge", "http://e", "--token", "t"])).toBe("--run is required");
+    expect(refusal(["attach", "--edge", "http://e", "--run", "r1"])).toBe("--token is required");
+  });
+
+  it("refuses timings that are not non-negative integers, and flags without a value", () => {
+    expect(refusal(["attach", ...REQUIRED, "--grace-ms", "soon"])).toBe("--grace-ms needs a non-negative integer");
+    expect(refusal(["attach", ...REQUIRED, "--give-up-ms=-1"])).toBe("--give-up-ms needs a non-negative integer");
+    expect(refusal(["attach", ...REQUIRED, "--wait-ms", "1.5"])).toBe("--wait-ms needs a non-negative integer");
+    expect(refusal(["attach", ...REQUIRED, "--dir"])).toContain("--dir");
+  });
+
+  it("help in any spelling, and an unknown command refused", () => {
+    for (const argv of [[], ["help"], ["--help"], ["-h"]])
+      expect(parseArgs(argv)).toEqual({ ok: true, value: { command: "help" } });
+    expect(refusal(["launch"])).toBe("unknown command launch");
+  });
+
+  it("a bad flag exits 1 with the reason and the usage; help exits 0 with the usage", () => {
+    const bad = spawnSync(NODE, [BRIDGE_BIN, "run", ...REQUIRED, "--colour", "blue", "--", "x"], { encoding: "utf8" });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^runner-bridge: .*--colour/);
+    expect(bad.stderr).toContain("usage:\n  runner-bridge run");
+    const help = spawnSync(NODE, [BRIDGE_BIN, "--help"], { encoding: "utf8" });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("usage:\n  runner-bridge run");
+  });
+});
