@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
-import { attachArgs, FIXTURES, NODE } from "./harness/bridge.ts";
+import { FIXTURES, NODE } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -92,18 +92,14 @@ describe("the codex adapter (app-server JSON-RPC over stdio)", () => {
 
 describe("adapters after a takeover", () => {
   it("a codex approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const {
-      run,
-      runnerToken,
-      dir,
-      bridge: first,
-    } = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "needs approval"] });
+    const started = await t.startRun({ agent: CODEX, extra: ["--adapter", "codex", "--prompt", "needs approval"] });
+    const { run, bridge: first } = started;
     await pendingApproval(run.id, "codex-0");
     await first.kill9();
     // The decision is queued while no bridge is connected; the successor learns the JSON-RPC id
     // of the request only by re-reading the journal, and must not repeat the startup handshake.
     await t.api.approve(run.id, "codex-0", "approve");
-    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    const successor = t.attach(started);
     expect(await successor.waitExit()).toBe(0);
     const events = await t.api.runnerEvents(run.id);
     expect(events.filter((e) => e.type === "rpc/response").map((e) => (e.data as { id: string }).id)).toEqual([
@@ -121,16 +117,15 @@ describe("adapters after a takeover", () => {
   });
 
   it("a claude-code approval answered after kill -9 reaches the agent through the successor, once", async () => {
-    const {
-      run,
-      runnerToken,
-      dir,
-      bridge: first,
-    } = await t.startRun({ agent: CLAUDE, extra: ["--adapter", "claude-code", "--prompt", "needs approval"] });
+    const started = await t.startRun({
+      agent: CLAUDE,
+      extra: ["--adapter", "claude-code", "--prompt", "needs approval"],
+    });
+    const { run, bridge: first } = started;
     await pendingApproval(run.id, "perm-1");
     await first.kill9();
     await t.api.approve(run.id, "perm-1", "approve");
-    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    const successor = t.attach(started);
     expect(await successor.waitExit()).toBe(0);
     const events = await t.api.runnerEvents(run.id);
     // One handshake and one prompt (from the first bridge), one tool result: nothing repeated.

@@ -8,9 +8,12 @@ import { useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
+/** The --wait-ms a verdict must not wait out... */
 const LONG_WAIT = 30_000;
+/** ...shown by waiting for the exit only a third as long. */
+const AT_ONCE = LONG_WAIT / 3;
 
-describe("7. attach preflight verdicts", () => {
+describe("attach preflight verdicts", () => {
   it("an unknown run with no journal exits 3 at once, without waiting out --wait-ms", async () => {
     const runId = `ghost-${Date.now()}`;
     const token = await signToken(devTokenSecret(), {
@@ -20,12 +23,10 @@ describe("7. attach preflight verdicts", () => {
       interact: false,
       exp: Date.now() + 3_600_000,
     });
-    const started = Date.now();
     const bridge = t.bridge(
       attachArgs({ edge: t.edge.url, runId, token, dir: t.runDir(), extra: ["--wait-ms", String(LONG_WAIT)] }),
     );
-    expect(await bridge.waitExit(LONG_WAIT)).toBe(3);
-    expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
+    expect(await bridge.waitExit(AT_ONCE)).toBe(3);
     expect(bridge.stderr()).toContain("unknown-run");
   });
 
@@ -33,7 +34,6 @@ describe("7. attach preflight verdicts", () => {
     const { run, runnerToken } = await t.api.createRun();
     await t.api.cancel(run.id);
     await waitFor("the queued run to be cancelled", async () => (await t.api.getRun(run.id)).status === "cancelled");
-    const started = Date.now();
     const bridge = t.bridge(
       attachArgs({
         edge: t.edge.url,
@@ -43,8 +43,7 @@ describe("7. attach preflight verdicts", () => {
         extra: ["--wait-ms", String(LONG_WAIT)],
       }),
     );
-    expect(await bridge.waitExit(LONG_WAIT)).toBe(4);
-    expect(Date.now() - started).toBeLessThan(LONG_WAIT / 3);
+    expect(await bridge.waitExit(AT_ONCE)).toBe(4);
     expect(bridge.stderr()).toContain("terminal-run");
   });
 
@@ -55,10 +54,8 @@ describe("7. attach preflight verdicts", () => {
     const bridge = t.bridge(
       attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, extra: ["--wait-ms", "1500"] }),
     );
-    expect(await bridge.waitExit(LONG_WAIT)).toBe(5);
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(1500);
-    expect(elapsed).toBeLessThan(LONG_WAIT / 3);
+    expect(await bridge.waitExit(AT_ONCE)).toBe(5);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500); // it did wait out --wait-ms
     expect(bridge.stderr()).toContain("1500 ms");
     expect(fs.existsSync(path.join(dir, "journal.ndjson"))).toBe(false);
     expect((await t.api.getRun(run.id)).status).toBe("queued"); // the failed attach claimed nothing

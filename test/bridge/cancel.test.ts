@@ -1,24 +1,17 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { alive, runArgs } from "./harness/bridge.ts";
+import { alive } from "./harness/bridge.ts";
 import { marker, useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 
 async function startTreeAgent(runBody: Record<string, unknown> = {}) {
-  const { run, runnerToken } = await t.api.createRun(runBody);
-  const dir = t.runDir();
   const pidFile = marker("pids");
-  const bridge = t.bridge(
-    runArgs({
-      edge: t.edge.url,
-      runId: run.id,
-      token: runnerToken,
-      dir,
-      agent: t.agent([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]),
-    }),
-  );
+  const { run, dir, bridge } = await t.startRun({
+    body: runBody,
+    agent: t.agent([{ spawnTree: pidFile }, { out: "ready" }, { sleepForever: true }]),
+  });
   await waitFor("the agent to be running and streaming", async () => (await t.api.runnerEvents(run.id)).length === 1);
   const [agentPid, grandchildPid] = fs.readFileSync(pidFile, "utf8").split(" ").map(Number) as [number, number];
   expect(alive(agentPid)).toBe(true);
@@ -26,7 +19,7 @@ async function startTreeAgent(runBody: Record<string, unknown> = {}) {
   return { run, dir, bridge, agentPid, grandchildPid };
 }
 
-describe("6. cancel and the run deadline", () => {
+describe("cancel and the run deadline", () => {
   it("cancel kills the whole process tree (a grandchild that ignores SIGTERM too) and ends cancelled", async () => {
     const { run, dir, bridge, agentPid, grandchildPid } = await startTreeAgent();
     await t.api.cancel(run.id);

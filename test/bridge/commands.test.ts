@@ -3,20 +3,19 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
-import { attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
+import { journalLines } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 
-describe("5. commands are applied once", () => {
+describe("commands are applied once", () => {
   it("a command survives a bridge crash between the inbox write and the ack: the agent sees it once", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const agent = t.agent([{ out: "ready" }, { readLines: 1 }, { readLines: 1 }]);
-    const first = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }), {
+    const started = await t.startRun({
+      agent: t.agent([{ out: "ready" }, { readLines: 1 }, { readLines: 1 }]),
       env: { RUNNER_BRIDGE_FAULT: "crash-after-inbox-write" },
     });
+    const { run, dir, bridge: first } = started;
     await waitFor("the agent's first event to be stored", async () => (await t.api.runnerEvents(run.id)).length === 1);
 
     await t.api.command(run.id, { commandId: "cmd-hello", type: "input", text: "hello" });
@@ -30,7 +29,7 @@ describe("5. commands are applied once", () => {
       events.some((e) => e.type === "command.acked" && (e.data as { commandId?: string }).commandId === "cmd-hello"),
     ).toBe(false);
 
-    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    const successor = t.attach(started);
     await waitFor("the successor to ack the predecessor's command as applied", async () =>
       (await t.api.events(run.id)).some(
         (e) =>
@@ -60,10 +59,9 @@ describe("5. commands are applied once", () => {
   });
 
   it("interrupt reaches an ndjson agent as SIGINT, once", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const agent = t.agent([{ ignoreSigint: true }, { out: "ready" }, { readLines: 1 }]);
-    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }));
+    const { run, bridge } = await t.startRun({
+      agent: t.agent([{ ignoreSigint: true }, { out: "ready" }, { readLines: 1 }]),
+    });
     await waitFor("the agent's first event to be stored", async () => (await t.api.runnerEvents(run.id)).length === 1);
     await t.api.command(run.id, { commandId: "int-1", type: "interrupt" });
     await waitFor("the agent to report the SIGINT", async () => (await t.api.runnerEvents(run.id)).length === 2);
@@ -77,16 +75,15 @@ describe("5. commands are applied once", () => {
   });
 });
 
-describe("9. approvals round-trip", () => {
+describe("approvals round-trip", () => {
   it("an approval requested by the agent is approved over HTTP and the agent receives the decision", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const agent = t.agent([
-      { out: '{"type":"approval.requested","requestId":"r1","action":"rm -rf build"}' },
-      { readLines: 1 },
-      { out: "approved work done" },
-    ]);
-    const bridge = t.bridge(runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent }));
+    const { run, dir, bridge } = await t.startRun({
+      agent: t.agent([
+        { out: '{"type":"approval.requested","requestId":"r1","action":"rm -rf build"}' },
+        { readLines: 1 },
+        { out: "approved work done" },
+      ]),
+    });
     const pending = await waitFor("approval r1 to be pending on the edge", async () => {
       const r = await t.api.getRun(run.id);
       return r.pendingApprovals.find((a) => a.requestId === "r1");

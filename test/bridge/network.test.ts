@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { runArgs } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { type CutProxy, startProxy } from "./harness/proxy.ts";
 import { waitFor } from "../support/wait.ts";
@@ -12,11 +11,9 @@ afterEach(async () => {
   proxy = null;
 });
 
-describe("4. the connection is cut under the bridge", () => {
+describe("the connection is cut under the bridge", () => {
   it("reconnects through repeated cuts and the stored log is still exact", async () => {
     proxy = await startProxy(t.edge.port);
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
     const PHASES = 4;
     const PER_PHASE = 15;
     const gates = Array.from({ length: PHASES - 1 }, (_, i) => marker(`go-${i + 1}`));
@@ -25,9 +22,7 @@ describe("4. the connection is cut under the bridge", () => {
       if (phase > 0) steps.push({ waitFile: gates[phase - 1] });
       for (let i = 1; i <= PER_PHASE; i++) steps.push({ out: `phase ${phase} line ${i}` });
     }
-    const bridge = t.bridge(
-      runArgs({ edge: proxy.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }),
-    );
+    const { run, dir, bridge } = await t.startRun({ edgeUrl: proxy.url, agent: t.agent(steps) });
 
     for (let phase = 0; phase < PHASES - 1; phase++) {
       const stored = (phase + 1) * PER_PHASE;

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runArgs, tempDir } from "./harness/bridge.ts";
+import { tempDir } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
 import { REPO } from "./harness/edge.ts";
 
@@ -44,18 +44,11 @@ describe("packing runner-bridge on its own", () => {
     fs.mkdirSync(path.join(unpacked, "node_modules"));
     fs.symlinkSync(path.join(REPO, "node_modules/zod"), path.join(unpacked, "node_modules/zod"));
 
-    const { run, runnerToken } = await t.api.createRun();
     const lines = ['{"type":"RUN_STARTED"}', "packed and running", '{"type":"RUN_FINISHED"}'];
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir: t.runDir(),
-        agent: t.agent(lines.map((line) => ({ out: line }))),
-      }),
-      { bin: path.join(unpacked, "bin/runner-bridge.mjs") },
-    );
+    const { run, bridge } = await t.startRun({
+      agent: t.agent(lines.map((line) => ({ out: line }))),
+      bin: path.join(unpacked, "bin/runner-bridge.mjs"),
+    });
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
       { sourceSeq: 1, type: "RUN_STARTED", data: {} },

@@ -3,16 +3,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
-import { alive, runArgs } from "./harness/bridge.ts";
+import { alive } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 
-describe("1. a full run", () => {
+describe("a full run", () => {
   it("stores the agent's output element for element and ends succeeded", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
     const output = [
       '{"type":"RUN_STARTED","threadId":"t1"}',
       "plain text from the agent",
@@ -24,15 +22,7 @@ describe("1. a full run", () => {
       '{"__exit":0}',
       '{"type":"RUN_FINISHED"}',
     ];
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        agent: t.agent(output.map((out) => ({ out }))),
-      }),
-    );
+    const { run, bridge } = await t.startRun({ agent: t.agent(output.map((out) => ({ out }))) });
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
       { sourceSeq: 1, type: "RUN_STARTED", data: { threadId: "t1" } },
@@ -69,73 +59,65 @@ describe("1. a full run", () => {
 });
 
 describe("large output", () => {
-  it("streams more than one batch and truncates a line too large for a frame, deterministically", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
-    const huge = "x".repeat(300_000);
-    const steps = [{ out: huge }, ...Array.from({ length: 1200 }, (_, i) => ({ out: `{"type":"tick","i":${i}}` }))];
-    const bridge = t.bridge(
-      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: t.agent(steps) }),
-    );
+  it("streams 1,200 events, more than one batch, in order", async () => {
+    const steps = Array.from({ length: 1200 }, (_, i) => ({ out: `{"type":"tick","i":${i}}` }));
+    const { run, bridge } = await t.startRun({ agent: t.agent(steps) });
     expect(await bridge.waitExit()).toBe(0);
-    const events = await t.api.runnerEvents(run.id);
-    expect(events).toHaveLength(1201);
-    expect(events[0]).toEqual({
-      sourceSeq: 1,
-      type: "TEXT_MESSAGE_CONTENT",
-      data: { delta: huge.slice(0, 256 * 1024), truncated: true, length: 300_000 },
-    });
-    expect(events.slice(1)).toEqual(
-      Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 2, type: "tick", data: { i } })),
+    expect(await t.api.runnerEvents(run.id)).toEqual(
+      Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 1, type: "tick", data: { i } })),
     );
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
+
+  it("turns a line over 256 KiB into a truncated text event, and goes on after it", async () => {
+    const huge = "x".repeat(300_000);
+    const { run, bridge } = await t.startRun({ agent: t.agent([{ out: huge }, { out: "next" }]) });
+    expect(await bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(run.id)).toEqual([
+      {
+        sourceSeq: 1,
+        type: "TEXT_MESSAGE_CONTENT",
+        data: { delta: huge.slice(0, 256 * 1024), truncated: true, length: 300_000 },
+      },
+      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "next" } },
+    ]);
+  });
 });
 
-describe("8. cleanup and secrets", () => {
-  it("deletes the journal files after the terminal ack and never writes an --env value anywhere", async () => {
+describe("secrets", () => {
+  it("an --env value reaches the agent and nothing else: no file, command line, event or log line", async () => {
     const secret = `sk-live-${randomUUID()}`;
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
     const paused = marker("paused");
     const go = marker("go");
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: run.id,
-        token: runnerToken,
-        dir,
-        extra: ["--env", "SECRET_TOKEN"],
-        agent: t.agent([
-          { envReport: ["SECRET_TOKEN", "NOT_PASSED"] },
-          { stderr: "agent diagnostics without the secret" },
-          { touch: paused },
-          { waitFile: go },
-          { out: "done" },
-        ]),
-      }),
-      { env: { SECRET_TOKEN: secret, NOT_PASSED: "only the bridge has this" } },
+    const { run, dir, bridge } = await t.startRun({
+      extra: ["--env", "SECRET_TOKEN"],
+      env: { SECRET_TOKEN: secret, NOT_PASSED: "only the bridge has this" },
+      agent: t.agent([
+        { envReport: ["SECRET_TOKEN", "NOT_PASSED"] },
+        { stderr: "agent diagnostics without the secret" },
+        { touch: paused },
+        { waitFile: go },
+        { out: "done" },
+      ]),
+    });
+    await waitFor(
+      "the agent to pause after its env report was stored",
+      async () => fs.existsSync(paused) && (await t.api.runnerEvents(run.id)).length === 1,
     );
-    await waitFor("the agent to pause mid-run", () => fs.existsSync(paused));
-    await waitFor("the env report to be stored", async () => (await t.api.runnerEvents(run.id)).length === 1);
 
     // Mid-run: every file of the run and every command line involved is free of the secret.
     const paths = runPaths(dir);
     const files = fs.readdirSync(dir);
     expect(files).toEqual(expect.arrayContaining(["journal.ndjson", "spec.json", "stderr.log"]));
     for (const f of files) expect(fs.readFileSync(path.join(dir, f), "utf8"), f).not.toContain(secret);
-    const pids = [bridge.pid, readPid(paths.supervisorPid), readPid(paths.agentPid)];
-    for (const pid of pids) {
+    for (const pid of [bridge.pid, readPid(paths.supervisorPid), readPid(paths.agentPid)]) {
       expect(pid).not.toBeNull();
       expect(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")).not.toContain(secret);
     }
 
     touch(go);
     expect(await bridge.waitExit()).toBe(0);
-    expect(fs.existsSync(dir)).toBe(false);
-
-    const events = await t.api.runnerEvents(run.id);
-    expect(events).toEqual([
+    expect(await t.api.runnerEvents(run.id)).toEqual([
       {
         sourceSeq: 1,
         type: "env.report",
@@ -143,10 +125,27 @@ describe("8. cleanup and secrets", () => {
       },
       { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "done" } },
     ]);
-    const everything = JSON.stringify([await t.api.events(run.id), await t.api.getRun(run.id)]);
-    expect(everything).not.toContain(secret);
+    expect(JSON.stringify([await t.api.events(run.id), await t.api.getRun(run.id)])).not.toContain(secret);
     expect(bridge.stdout() + bridge.stderr()).not.toContain(secret);
+  });
+});
+
+describe("cleanup", () => {
+  it("after the terminal ack the run directory is gone and no process of the run is left", async () => {
+    const paused = marker("paused");
+    const go = marker("go");
+    const { run, dir, bridge } = await t.startRun({
+      agent: t.agent([{ touch: paused }, { waitFile: go }, { out: "done" }]),
+    });
+    await waitFor("the agent to pause", () => fs.existsSync(paused));
+    const paths = runPaths(dir);
+    const pids = [bridge.pid, readPid(paths.supervisorPid), readPid(paths.agentPid)];
+    expect(pids.every((pid) => pid !== null && alive(pid))).toBe(true);
+
+    touch(go);
+    expect(await bridge.waitExit()).toBe(0);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
-    for (const pid of pids) expect(alive(pid as number)).toBe(false);
+    expect(fs.existsSync(dir)).toBe(false);
+    for (const pid of pids) expect(alive(pid as number), `pid ${pid}`).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
-import { alive, attachArgs, journalLines, runArgs } from "./harness/bridge.ts";
+import { alive, journalLines } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -29,15 +29,12 @@ function sixStepAgent(paused: string, go: string) {
   ]);
 }
 
-describe("2. takeover after the bridge is killed", () => {
+describe("takeover after the bridge is killed", () => {
   it("kill -9 mid-stream, the agent keeps journaling, attach stores exactly the agent's 6 events at epoch 2", async () => {
-    const { run, runnerToken } = await t.api.createRun();
-    const dir = t.runDir();
     const paused = marker("paused");
     const go = marker("go");
-    const first = t.bridge(
-      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }),
-    );
+    const started = await t.startRun({ agent: sixStepAgent(paused, go) });
+    const { run, dir, bridge: first } = started;
     await waitFor("the first three events to be stored", async () => (await t.api.runnerEvents(run.id)).length === 3);
     await waitFor("the agent to pause", () => fs.existsSync(paused));
 
@@ -48,7 +45,7 @@ describe("2. takeover after the bridge is killed", () => {
     await waitFor("the orphaned agent to finish its journal", () => journalLines(dir).length === 6 && !alive(agentPid));
     expect(await t.api.runnerEvents(run.id)).toEqual(SIX.slice(0, 3));
 
-    const successor = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    const successor = t.attach(started);
     expect(await successor.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual(SIX);
     const final = await t.api.getRun(run.id);
@@ -58,19 +55,16 @@ describe("2. takeover after the bridge is killed", () => {
   });
 });
 
-describe("3. two bridges at once", () => {
+describe("two bridges at once", () => {
   it("the later claim wins; the earlier stores nothing more, cannot terminalize, and exits 2", async () => {
-    const { run, runnerToken } = await t.api.createRun({ timeouts: { heartbeatMs: 3000 } });
-    const dir = t.runDir();
     const paused = marker("paused");
     const go = marker("go");
-    const earlier = t.bridge(
-      runArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir, agent: sixStepAgent(paused, go) }),
-    );
+    const started = await t.startRun({ body: { timeouts: { heartbeatMs: 3000 } }, agent: sixStepAgent(paused, go) });
+    const { run, bridge: earlier } = started;
     await waitFor("the first three events to be stored", async () => (await t.api.runnerEvents(run.id)).length === 3);
     await waitFor("the agent to pause", () => fs.existsSync(paused));
 
-    const later = t.bridge(attachArgs({ edge: t.edge.url, runId: run.id, token: runnerToken, dir }));
+    const later = t.attach(started);
     expect(await earlier.waitExit()).toBe(2);
     expect(earlier.stderr()).toContain("fenced");
     expect((await t.api.getRun(run.id)).epoch).toBe(2);

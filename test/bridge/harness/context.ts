@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { runPaths, readPid } from "../../../runner-bridge/src/rundir.ts";
 import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts";
 import { Api, type CreatedRun } from "./api.ts";
-import { type BridgeProcess, FIXTURES, NODE, runArgs, startBridge, tempDir } from "./bridge.ts";
+import { attachArgs, type BridgeProcess, FIXTURES, NODE, runArgs, startBridge, tempDir } from "./bridge.ts";
 import { type Edge, startEdge } from "./edge.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -19,6 +19,8 @@ export interface EdgeContext {
   agent(steps: unknown[]): string[];
   /** Creates a run and starts `runner-bridge run` on it in a fresh run directory. */
   startRun(options: StartRunOptions): Promise<StartedRun>;
+  /** Starts `runner-bridge attach` on a started run's directory: a successor bridge. */
+  attach(started: StartedRun): BridgeProcess;
 }
 
 export interface StartRunOptions {
@@ -33,6 +35,8 @@ export interface StartRunOptions {
   edgeUrl?: string;
   /** Extra environment for the bridge process. */
   env?: Record<string, string>;
+  /** Another runner-bridge launcher (e.g. a packed copy's). */
+  bin?: string;
 }
 
 export type StartedRun = CreatedRun & { dir: string; bridge: BridgeProcess };
@@ -68,8 +72,15 @@ export function useEdge(): EdgeContext {
         agent: options.agent,
         ...(options.extra ? { extra: options.extra } : {}),
       });
-      const bridge = ctx.bridge(args, options.env ? { env: options.env } : undefined);
+      const bridge = ctx.bridge(args, {
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.bin ? { bin: options.bin } : {}),
+      });
       return { ...created, dir, bridge };
+    },
+    attach(started: StartedRun) {
+      const { run, runnerToken, dir } = started;
+      return ctx.bridge(attachArgs({ edge: ctx.edge.url, runId: run.id, token: runnerToken, dir }));
     },
   } as EdgeContext;
   beforeAll(async () => {
