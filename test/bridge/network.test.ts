@@ -11,6 +11,29 @@ afterEach(async () => {
   proxy = null;
 });
 
+const PAUSED_RUN_LINES = ["before 1", "before 2", "before 3", "after 1", "after 2"];
+const PAUSED_RUN_TRANSCRIPT = PAUSED_RUN_LINES.map((delta, i) => ({
+  sourceSeq: i + 1,
+  type: "TEXT_MESSAGE_CONTENT",
+  data: { delta },
+}));
+
+/** A run whose agent printed three lines and waits for `go` before its last two. */
+async function startPausedRun(edgeUrl?: string) {
+  const paused = marker("paused");
+  const go = marker("go");
+  const out = PAUSED_RUN_LINES.map((line) => ({ out: line }));
+  const started = await t.startRun({
+    ...(edgeUrl ? { edgeUrl } : {}),
+    agent: t.agent([...out.slice(0, 3), { touch: paused }, { waitFile: go }, ...out.slice(3)]),
+  });
+  await waitFor(
+    "three events stored and the agent paused",
+    async () => fs.existsSync(paused) && (await t.api.runnerEvents(started.run.id)).length === 3,
+  );
+  return { ...started, go };
+}
+
 describe("the connection is cut under the bridge", () => {
   it("reconnects through repeated cuts and the stored log is still exact", async () => {
     proxy = await startProxy(t.edge.port);
@@ -59,21 +82,7 @@ describe("the connection is cut under the bridge", () => {
 
 describe("the edge restarts under the bridge", () => {
   it("a failed connection attempt is followed by the next one within the backoff, not the 15 s claim timeout", async () => {
-    const paused = marker("paused");
-    const go = marker("go");
-    const lines = ["before 1", "before 2", "before 3", "after 1", "after 2"];
-    const { run, bridge } = await t.startRun({
-      agent: t.agent([
-        ...lines.slice(0, 3).map((out) => ({ out })),
-        { touch: paused },
-        { waitFile: go },
-        ...lines.slice(3).map((out) => ({ out })),
-      ]),
-    });
-    await waitFor(
-      "three events stored and the agent paused",
-      async () => fs.existsSync(paused) && (await t.api.runnerEvents(run.id)).length === 3,
-    );
+    const { run, bridge, go } = await startPausedRun();
     expect((await t.api.getRun(run.id)).epoch).toBe(1);
 
     // kill -9 of wrangler and workerd; the bridge's attempts fail while the port is closed.
@@ -88,9 +97,7 @@ describe("the edge restarts under the bridge", () => {
 
     touch(go);
     expect(await bridge.waitExit()).toBe(0);
-    expect(await t.api.runnerEvents(run.id)).toEqual(
-      lines.map((delta, i) => ({ sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta } })),
-    );
+    expect(await t.api.runnerEvents(run.id)).toEqual(PAUSED_RUN_TRANSCRIPT);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
 });
@@ -98,22 +105,7 @@ describe("the edge restarts under the bridge", () => {
 describe("a cut at the moment of a claim", () => {
   it("a bridge whose claimed frame was lost is claimed again by its runnerId, not fenced, and the run ends exact", async () => {
     proxy = await startProxy(t.edge.port);
-    const paused = marker("paused");
-    const go = marker("go");
-    const lines = ["before 1", "before 2", "before 3", "after 1", "after 2"];
-    const { run, bridge } = await t.startRun({
-      edgeUrl: proxy.url,
-      agent: t.agent([
-        ...lines.slice(0, 3).map((out) => ({ out })),
-        { touch: paused },
-        { waitFile: go },
-        ...lines.slice(3).map((out) => ({ out })),
-      ]),
-    });
-    await waitFor(
-      "three events stored and the agent paused",
-      async () => fs.existsSync(paused) && (await t.api.runnerEvents(run.id)).length === 3,
-    );
+    const { run, bridge, go } = await startPausedRun(proxy.url);
 
     // The first cut makes the bridge reconnect holding epoch 1; the edge commits its claim of
     // epoch 2 and the proxy cuts that connection exactly as the `claimed` frame passes.
@@ -124,9 +116,7 @@ describe("a cut at the moment of a claim", () => {
     touch(go);
     const code = await bridge.waitExit();
     expect(code, `the bridge's exit status; its stderr: ${bridge.stderr().slice(-600)}`).toBe(0);
-    expect(await t.api.runnerEvents(run.id)).toEqual(
-      lines.map((delta, i) => ({ sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta } })),
-    );
+    expect(await t.api.runnerEvents(run.id)).toEqual(PAUSED_RUN_TRANSCRIPT);
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("succeeded");
     const claims = (await t.api.events(run.id)).filter((e) => e.type === "run.claimed");

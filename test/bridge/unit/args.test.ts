@@ -4,6 +4,9 @@ import { parseArgs } from "../../../runner-bridge/src/args.ts";
 import { BRIDGE_BIN, NODE } from "../harness/bridge.ts";
 
 const REQUIRED = ["--edge", "http://edge", "--run", "r1", "--token", "tok"];
+const REQUIRED_PARSED = { edge: "http://edge", runId: "r1", token: "tok" };
+/** What the documented defaults parse to, beside the required flags. */
+const DEFAULTS = { graceMs: 5000, giveUpMs: 600_000, reconnectMinMs: 250, reconnectMaxMs: 15_000, quiet: false };
 
 /** The message of a refused command line (and a failure when it was not refused). */
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -44,9 +47,7 @@ describe("runner-bridge run", () => {
       ok: true,
       value: {
         command: "run",
-        edge: "http://edge",
-        runId: "r1",
-        token: "tok",
+        ...REQUIRED_PARSED,
         dir: "/tmp/d",
         adapter: "codex",
         envNames: ["API_KEY", "OTHER"],
@@ -69,16 +70,11 @@ describe("runner-bridge run", () => {
       ok: true,
       value: {
         command: "run",
-        edge: "http://edge",
-        runId: "r1",
+        ...REQUIRED_PARSED,
         token: "from-env",
         adapter: "ndjson",
         envNames: [],
-        graceMs: 5000,
-        giveUpMs: 600_000,
-        reconnectMinMs: 250,
-        reconnectMaxMs: 15_000,
-        quiet: false,
+        ...DEFAULTS,
         argv: ["agent"],
       },
     });
@@ -101,7 +97,12 @@ describe("runner-bridge attach", () => {
     const parsed = parseArgs(["attach", ...REQUIRED, "--wait-ms", "1500"]);
     expect(parsed.ok && parsed.value).toMatchObject({ command: "attach", runId: "r1", waitMs: 1500 });
     const defaults = parseArgs(["attach", ...REQUIRED]);
-    expect(defaults.ok && defaults.value).toMatchObject({ command: "attach", waitMs: 10_000 });
+    expect(defaults.ok && defaults.value).toEqual({
+      command: "attach",
+      ...REQUIRED_PARSED,
+      waitMs: 10_000,
+      ...DEFAULTS,
+    });
     expect(refusal(["attach", ...REQUIRED, "--", "agent"])).toBe("attach takes no agent command");
     expect(refusal(["attach", ...REQUIRED, "--env", "X"])).toContain("--env");
   });
