@@ -106,7 +106,7 @@ export class Connection {
     this.host.ended(end);
   }
 
-  /** Leaves the current state: its timers stop and its socket closes. */
+  /** Leaves the current state: its timers stop, and when closing for good its socket closes too. */
   private leave(next: State): void {
     const state = this.state;
     if (state.kind === "closed") return;

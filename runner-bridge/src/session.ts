@@ -291,11 +291,14 @@ export class Session {
     if (this.state.kind === "streaming") {
       const completing = { kind: "completing" as const, outcome: null, sentAt: null };
       this.state = completing;
-      void this.decideOutcome(exit).then((outcome) => {
-        if (this.state !== completing) return;
-        this.state = { ...completing, outcome };
-        this.complete();
-      });
+      this.decideOutcome(exit).then(
+        (outcome) => {
+          if (this.state !== completing) return; // fenced or ended meanwhile
+          this.state = { ...completing, outcome };
+          this.complete();
+        },
+        (err: Error) => this.stop(EXIT.failure, `deciding the run's outcome failed: ${err.message}`),
+      );
       return;
     }
     if (this.state.kind === "completing" && this.state.outcome && this.state.sentAt !== epoch) {
