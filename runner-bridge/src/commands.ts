@@ -73,7 +73,7 @@ export class CommandHandler {
           host.ack(cmd, "rejected"); // the agent is gone; nobody would read it
           return;
         }
-        const append = await host.inbox.appendOnce(plan.envelopes, host.halted);
+        const append = await host.inbox.appendOnce(plan.envelopes, () => host.halted());
         if (append === "abandoned" || host.halted()) return;
         if (append === "written" && host.fault === "crash-after-inbox-write") process.kill(process.pid, "SIGKILL");
         host.log.info(
@@ -83,7 +83,9 @@ export class CommandHandler {
         return;
       }
       case "signal": {
-        const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }], host.halted);
+        const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: cmd.kind }], () =>
+          host.halted(),
+        );
         if (append === "abandoned" || host.halted()) return;
         if (append === "written") {
           const pgid = await this.agentGroup();
@@ -98,7 +100,7 @@ export class CommandHandler {
   /** SIGTERM to the agent's process group now, SIGKILL after the grace period. */
   private async cancel(cmd: CommandFrame): Promise<void> {
     const host = this.host;
-    const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }], host.halted);
+    const append = await host.control.appendOnce([{ commandId: cmd.commandId, kind: "cancel" }], () => host.halted());
     if (append === "abandoned" || host.halted()) return;
     this.cancelRequested = true;
     const pgid = await this.agentGroup();
