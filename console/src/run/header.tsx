@@ -1,0 +1,132 @@
+import type { ComponentChildren } from "preact";
+import type { RunRecord } from "../../../src/protocol/index.ts";
+import { absoluteTime, duration, relativeTime } from "../format.ts";
+import { StatusBadge } from "../status.tsx";
+import type { LiveState } from "./feed.ts";
+
+const LIVE_LABEL: Record<LiveState, string> = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+  ended: "Ended",
+  stopped: "Disconnected",
+};
+
+export function LiveIndicator({ state }: { state: LiveState }) {
+  return (
+    <span class={`live live-${state}`} role="status" data-live={state}>
+      <span class="live-dot" aria-hidden="true" />
+      {LIVE_LABEL[state]}
+    </span>
+  );
+}
+
+/** Fields of the run record this header knows; any other scalar field is listed as it is. */
+const KNOWN_FIELDS = new Set([
+  "id",
+  "status",
+  "epoch",
+  "createdAt",
+  "claimedAt",
+  "finishedAt",
+  "lastSeq",
+  "highestSourceSeq",
+  "outcome",
+  "agent",
+  "input",
+  "timeouts",
+  "retentionMs",
+  "metadata",
+  "pendingApprovals",
+  "runner",
+]);
+
+function extraFields(run: RunRecord): [string, string][] {
+  return Object.entries(run as unknown as Record<string, unknown>)
+    .filter(([name, value]) => !KNOWN_FIELDS.has(name) && value !== null && value !== undefined)
+    .map(([name, value]): [string, string] => [name, typeof value === "object" ? JSON.stringify(value) : String(value)])
+    .filter(([, value]) => value.length <= 200);
+}
+
+function When({ iso, now }: { iso: string | null; now: number }) {
+  if (!iso) return <span class="muted">—</span>;
+  return (
+    <time dateTime={iso} title={absoluteTime(iso)}>
+      {relativeTime(iso, now)}
+    </time>
+  );
+}
+
+function Fact({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="fact">
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+export function RunHeader(props: { run: RunRecord; live: LiveState; now: number; actions: ComponentChildren }) {
+  const { run, now } = props;
+  const runner = run.runner;
+  const ended = run.finishedAt !== null;
+  const agent = (run.agent as { name?: unknown } | null)?.name;
+  return (
+    <header class="run-header card">
+      <div class="run-title">
+        <div>
+          <p class="eyebrow">Run{typeof agent === "string" ? ` · ${agent}` : ""}</p>
+          <h1 class="run-id">{run.id}</h1>
+        </div>
+        <div class="run-badges">
+          <StatusBadge status={run.status} />
+          <LiveIndicator state={props.live} />
+        </div>
+        <div class="run-actions">{props.actions}</div>
+      </div>
+      <dl class="facts">
+        <Fact label="Epoch">
+          {run.epoch} <span class="muted">{run.epoch === 1 ? "claim" : "claims"}</span>
+        </Fact>
+        <Fact label="Runner">
+          {runner.id ? <code>{runner.id}</code> : <span class="muted">none yet</span>}{" "}
+          <span class={`pill ${runner.connected ? "pill-good" : "pill-muted"}`}>
+            {runner.connected ? "connected" : "not connected"}
+          </span>
+        </Fact>
+        <Fact label="Lease expires">
+          {ended ? <span class="muted">—</span> : <When iso={runner.leaseExpiresAt} now={now} />}
+        </Fact>
+        <Fact label="Created">
+          <When iso={run.createdAt} now={now} />
+        </Fact>
+        <Fact label="Claimed">
+          <When iso={run.claimedAt} now={now} />
+        </Fact>
+        <Fact label="Finished">
+          <When iso={run.finishedAt} now={now} />
+        </Fact>
+        <Fact label={ended ? "Duration" : "Running for"}>
+          {duration(run.createdAt, run.finishedAt ?? new Date(now).toISOString())}
+        </Fact>
+        <Fact label="Events">{run.lastSeq}</Fact>
+        {extraFields(run).map(([name, value]) => (
+          <Fact key={name} label={name}>
+            <code>{value}</code>
+          </Fact>
+        ))}
+      </dl>
+      {run.outcome && (
+        <div class={`outcome ${run.outcome.error || run.outcome.status !== "succeeded" ? "outcome-bad" : ""}`}>
+          <strong>Outcome:</strong> <StatusBadge status={run.outcome.status} />
+          {run.outcome.exitCode !== undefined && <span class="muted"> exit code {run.outcome.exitCode}</span>}
+          {run.outcome.error && (
+            <p class="outcome-error">
+              <code>{run.outcome.error.code}</code> {run.outcome.error.message}
+            </p>
+          )}
+        </div>
+      )}
+    </header>
+  );
+}

@@ -1,0 +1,105 @@
+import type { RunEvent } from "../../../src/protocol/index.ts";
+import { statusLabel } from "../status.tsx";
+
+/** One-line summaries of control and lifecycle events for the timeline rows. */
+export interface Summary {
+  title: string;
+  detail?: string;
+  tone: "neutral" | "good" | "bad" | "warn";
+}
+
+type Fields = Record<string, unknown>;
+const fields = (data: unknown): Fields =>
+  typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Fields) : {};
+const str = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : typeof value === "number" ? String(value) : undefined;
+
+function clip(value: string, max = 160): string {
+  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+}
+
+function summaryOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return clip(typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
+}
+
+function withDetail(title: string, tone: Summary["tone"], detail: string | undefined): Summary {
+  return detail ? { title, tone, detail } : { title, tone };
+}
+
+function commandTitle(data: Fields): string {
+  const type = str(data.type) ?? "command";
+  if (type === "approval") return `${data.decision === "approve" ? "Approval" : "Denial"} sent to the runner`;
+  return `${type[0]?.toUpperCase() ?? ""}${type.slice(1)} command queued`;
+}
+
+export function describe(event: RunEvent): Summary {
+  const data = fields(event.data);
+  switch (event.type) {
+    case "run.created": {
+      const agent = str(fields(data.agent).name);
+      const prompt = str(fields(data.input).prompt);
+      return withDetail(`Run created${agent ? ` for ${agent}` : ""}`, "neutral", prompt && clip(prompt));
+    }
+    case "run.claimed": {
+      const unknown = Number(data.unknownCommands ?? 0);
+      const note = unknown > 0 ? `${unknown} command${unknown === 1 ? "" : "s"} now unknown` : undefined;
+      return withDetail(
+        `Claimed by ${str(data.runnerId) ?? "a runner"} · epoch ${str(data.epoch) ?? "?"}`,
+        "neutral",
+        note,
+      );
+    }
+    case "run.stalled":
+      return withDetail(`Runner stalled · epoch ${str(data.epoch) ?? "?"}`, "warn", str(data.reason));
+    case "run.resumed":
+      return { title: `Runner resumed · epoch ${str(data.epoch) ?? "?"}`, tone: "good" };
+    case "run.finished": {
+      const outcome = fields(data.outcome);
+      const status = str(outcome.status) ?? "finished";
+      const error = fields(outcome.error);
+      const detail = error.code ? `${str(error.code)}: ${str(error.message) ?? ""}` : undefined;
+      const tone = status === "succeeded" ? "good" : status === "cancelled" ? "neutral" : "bad";
+      return withDetail(`Run finished · ${statusLabel(status)}`, tone, detail && clip(detail, 400));
+    }
+    case "command.queued": {
+      const detail =
+        str(data.text) ?? str(data.reason) ?? (data.requestId ? `request ${str(data.requestId)}` : undefined);
+      return withDetail(commandTitle(data), "neutral", detail && clip(detail));
+    }
+    case "command.acked": {
+      const state = str(data.state) ?? "acked";
+      return withDetail(
+        `Command ${state}`,
+        state === "rejected" ? "bad" : state === "applied" ? "good" : "neutral",
+        str(data.commandId),
+      );
+    }
+    case "approval.requested":
+      return withDetail(
+        `Approval requested · ${str(data.requestId) ?? "?"}`,
+        "warn",
+        summaryOf(data.tool ?? data.toolName ?? data.action ?? data.command),
+      );
+    case "approval.resolved":
+      return withDetail(
+        `Approval ${data.decision === "approve" ? "approved" : "denied"} · ${str(data.requestId) ?? "?"}`,
+        data.decision === "approve" ? "good" : "bad",
+        str(data.reason),
+      );
+    case "approval.expired":
+      return { title: `Approval expired, denied · ${str(data.requestId) ?? "?"}`, tone: "warn" };
+    case "RUN_STARTED":
+      return withDetail("Agent run started", "neutral", str(data.runId) ?? str(data.threadId));
+    case "RUN_FINISHED":
+      return withDetail("Agent run finished", "good", summaryOf(data.result));
+    case "STEP_STARTED":
+      return { title: `Step started · ${str(data.stepName) ?? "?"}`, tone: "neutral" };
+    case "STEP_FINISHED":
+      return { title: `Step finished · ${str(data.stepName) ?? "?"}`, tone: "neutral" };
+    case "RUN_ERROR":
+      return withDetail(str(data.message) ?? "The agent reported an error", "bad", str(data.code));
+    default:
+      return { title: event.type, tone: "neutral" };
+  }
+}
