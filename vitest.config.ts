@@ -5,6 +5,8 @@ import { configDefaults, defineConfig } from "vitest/config";
 // processes against a real `wrangler dev`.
 export default defineConfig({
   test: {
+    // Builds the console (console/dist) when missing or stale: every wrangler dev serves it.
+    globalSetup: ["./test/support/build-console.ts"],
     projects: [
       {
         plugins: [
@@ -52,6 +54,16 @@ export default defineConfig({
           }),
         ],
         test: { name: "streams-worker", include: ["test/streams/worker/**/*.test.ts"] },
+      },
+      {
+        test: {
+          name: "console",
+          include: ["test/console/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
       },
       {
         test: {
