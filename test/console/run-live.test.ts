@@ -37,7 +37,7 @@ describe("run page, live", () => {
       "Looking at the failing tests first; then I will fix them.",
     );
     await expect(page.locator("li.kind-error").textContent()).resolves.toContain("rate limited; retrying in 2 s");
-    await expect(page.locator("li.kind-raw", { hasText: "SOMETHING_NEW" }).locator("pre").textContent()).resolves.toContain(
+    await expect(page.locator("li.kind-raw", { hasText: "SOMETHING_NEW" }).locator(".raw-inline").textContent()).resolves.toContain(
       '"unknown"',
     );
   });

@@ -118,11 +118,9 @@ function EventBody({ row }: { row: EventRow }) {
     const custom = row.event.type === "CUSTOM" && typeof data?.name === "string";
     return (
       <div class="raw-event">
-        <div class="raw-type">
-          <code>{row.event.type}</code>
-          {custom && <span> · {String(data?.name)}</span>}
-        </div>
-        <pre class="json">{prettyJson(custom ? data?.value : row.event.data)}</pre>
+        <code class="raw-type">{row.event.type}</code>
+        {custom && <span class="raw-name">{String(data?.name)}</span>}
+        <code class="raw-inline">{JSON.stringify(custom ? data?.value : row.event.data) ?? "null"}</code>
       </div>
     );
   }

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DevServer } from "../support/wrangler-dev.ts";
+import { TestRunner } from "../support/runner-client.ts";
+import { waitFor } from "../support/wait.ts";
+import { startWranglerDev } from "../support/wrangler-dev.ts";
+import { type FrontDoor, startFrontDoor } from "./front-door.ts";
+import { ALPHA, useConsole } from "./harness.ts";
+import { conversation, renderedSeqs, showsLog } from "./transcript.ts";
+
+/** The server dies mid-run (kill -9) and comes back on its persisted state; the page carries on. */
+let door: FrontDoor;
+const t = useConsole({ frontDoor: () => door.url });
+const crashed: DevServer[] = [];
+
+beforeAll(async () => {
+  door = await startFrontDoor(() => t.server.port);
+});
+afterAll(async () => {
+  await door?.close();
+  for (const server of crashed) await server.stop();
+});
+
+describe("server restart", () => {
+  it("the page reconnects by itself and the transcript still has every event exactly once", async () => {
+    const created = await t.alpha.create("restart-1", { agent: { name: "claude-code" } });
+    const [first, second, third] = conversation(1);
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    await runner.send(first ?? []);
+
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    await page.goto(t.url("/runs/restart-1"));
+    await page.locator("[data-live='live']").waitFor();
+    await waitFor("the first batch on the page", async () => showsLog(page, await t.alpha.events("restart-1")));
+
+    const before = t.server;
+    await before.kill9();
+    crashed.push(before);
+    await page.locator("[data-live='reconnecting']").waitFor();
+    t.server = await startWranglerDev({}, 90_000, { port: before.port, persistDir: before.persistDir });
+
+    // The runner comes back too, on the epoch it held, and goes on where the edge's ack left it.
+    const successor = await TestRunner.connect(t.server.url, "restart-1", created.runnerToken, {
+      heldEpoch: runner.epoch,
+    });
+    t.runners.push(successor);
+    await successor.send(second ?? []);
+    await page.locator("[data-live='live']").waitFor({ timeout: 60_000 });
+    await successor.send(third ?? []);
+    await successor.complete({ status: "succeeded", exitCode: 0 });
+    await page.locator("[data-live='ended']").waitFor();
+
+    const stored = await t.alpha.events("restart-1");
+    expect(stored.filter((event) => event.type === "run.claimed").length).toBe(2);
+    await waitFor("the whole stored log on the page", () => showsLog(page, stored));
+    expect(await renderedSeqs(page)).toEqual(stored.map((event) => event.seq));
+  });
+});
