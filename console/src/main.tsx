@@ -1,5 +1,7 @@
 import "./styles.css";
+import "./pages.css";
 import "./run.css";
+import "./transcript.css";
 import "./side.css";
 import { Component, type ComponentChildren, render } from "preact";
 import { useEffect, useState } from "preact/hooks";

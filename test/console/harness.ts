@@ -22,7 +22,12 @@ export class TenantApi {
     this.key = key;
   }
 
-  async call<T = any>(method: string, route: string, body?: unknown, credential = this.key): Promise<{ status: number; body: T }> {
+  async call<T = any>(
+    method: string,
+    route: string,
+    body?: unknown,
+    credential = this.key,
+  ): Promise<{ status: number; body: T }> {
     const res = await fetch(this.base() + route, {
       method,
       headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
@@ -34,7 +39,8 @@ export class TenantApi {
 
   async ok<T = any>(method: string, route: string, body?: unknown): Promise<T> {
     const res = await this.call<T>(method, route, body);
-    if (res.status < 200 || res.status > 299) throw new Error(`${method} ${route} → ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status < 200 || res.status > 299)
+      throw new Error(`${method} ${route} → ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   }
 

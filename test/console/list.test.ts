@@ -9,7 +9,8 @@ import type { Page } from "playwright-core";
 /** The runs list and sign-in, in real chromium against a real `wrangler dev`. */
 const t = useConsole();
 
-const renderedRunIds = (page: Page) => page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run-id")));
+const renderedRunIds = (page: Page) =>
+  page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run-id")));
 
 async function listedByApi(query = "limit=25"): Promise<{ runs: { runId: string }[]; nextCursor: string | null }> {
   return t.alpha.ok("GET", `/v1/runs?${query}`);

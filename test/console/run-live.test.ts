@@ -37,9 +37,38 @@ describe("run page, live", () => {
       "Looking at the failing tests first; then I will fix them.",
     );
     await expect(page.locator("li.kind-error").textContent()).resolves.toContain("rate limited; retrying in 2 s");
-    await expect(page.locator("li.kind-raw", { hasText: "SOMETHING_NEW" }).locator(".raw-inline").textContent()).resolves.toContain(
-      '"unknown"',
-    );
+    await expect(
+      page.locator("li.kind-raw", { hasText: "SOMETHING_NEW" }).locator(".raw-inline").textContent(),
+    ).resolves.toContain('"unknown"');
+  });
+
+  it("a frame lost on the way is refetched through /events: no gap, nothing twice", async () => {
+    const created = await t.alpha.create("gap-1");
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    // Drop the first frame that carries agent events, as a lossy path between edge and browser would.
+    let dropped = 0;
+    await page.routeWebSocket(/\/v1\/runs\/gap-1\/watch/, (socket) => {
+      const server = socket.connectToServer();
+      server.onMessage((message) => {
+        const frame = JSON.parse(String(message)) as { type: string; events?: RunEvent[] };
+        if (dropped === 0 && frame.events?.some((event) => event.source === "runner")) {
+          dropped = frame.events.length;
+          return;
+        }
+        socket.send(message);
+      });
+    });
+    await page.goto(t.url("/runs/gap-1"));
+    await page.locator("[data-live='live']").waitFor();
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const [first, second] = conversation(2);
+    await runner.send(first ?? []);
+    await waitFor("the proxy to drop a frame", () => dropped > 0);
+    await runner.send(second ?? []);
+    const stored = await t.alpha.events("gap-1");
+    await waitFor("the page to fill the gap and show the stored log", () => showsLog(page, stored), 15_000);
+    expect(await renderedSeqs(page)).toEqual(seqsOf(stored));
   });
 
   it("filters by kind and searches, by keyboard", async () => {
@@ -89,7 +118,10 @@ describe("run page, live", () => {
     ]);
     expect(download.suggestedFilename()).toBe("live-1.ndjson");
     const text = fs.readFileSync(await download.path(), "utf8");
-    const lines = text.trimEnd().split("\n").map((line) => JSON.parse(line) as RunEvent);
+    const lines = text
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as RunEvent);
     expect(lines).toEqual(await t.alpha.events("live-1"));
   });
 });

@@ -72,17 +72,50 @@ describe("run page, steering", () => {
       reason,
     }));
     expect(sent).toEqual([
-      { kind: "approval", state: "delivered", text: undefined, requestId: "publish-1", decision: "approve", reason: undefined },
-      { kind: "input", state: "delivered", text: "also update the changelog", requestId: undefined, decision: undefined, reason: undefined },
-      { kind: "interrupt", state: "delivered", text: undefined, requestId: undefined, decision: undefined, reason: undefined },
-      { kind: "cancel", state: "delivered", text: undefined, requestId: undefined, decision: undefined, reason: "wrong branch" },
+      {
+        kind: "approval",
+        state: "delivered",
+        text: undefined,
+        requestId: "publish-1",
+        decision: "approve",
+        reason: undefined,
+      },
+      {
+        kind: "input",
+        state: "delivered",
+        text: "also update the changelog",
+        requestId: undefined,
+        decision: undefined,
+        reason: undefined,
+      },
+      {
+        kind: "interrupt",
+        state: "delivered",
+        text: undefined,
+        requestId: undefined,
+        decision: undefined,
+        reason: undefined,
+      },
+      {
+        kind: "cancel",
+        state: "delivered",
+        text: undefined,
+        requestId: undefined,
+        decision: undefined,
+        reason: "wrong branch",
+      },
     ]);
     const queued = (await t.alpha.events("steer-1")).filter((event) => event.type === "command.queued");
-    expect(queued.map((event) => (event.data as { type: string }).type)).toEqual(["approval", "input", "interrupt", "cancel"]);
+    expect(queued.map((event) => (event.data as { type: string }).type)).toEqual([
+      "approval",
+      "input",
+      "interrupt",
+      "cancel",
+    ]);
     // Every command the page shows reached its final state from the log.
-    expect(await page.locator("li.command").evaluateAll((items) => items.map((item) => item.getAttribute("data-state")))).toEqual(
-      ["applied", "applied", "applied", "applied"],
-    );
+    expect(
+      await page.locator("li.command").evaluateAll((items) => items.map((item) => item.getAttribute("data-state"))),
+    ).toEqual(["applied", "applied", "applied", "applied"]);
   });
 
   it("a stale approval is a message, not a crash", async () => {
@@ -133,7 +166,12 @@ describe("share links", () => {
     await expect(viewer.locator(".controls").textContent()).resolves.toContain("This link is read-only");
 
     const token = decodeURIComponent(link.split("#token=")[1] ?? "");
-    const refused = await t.alpha.call("POST", "/v1/runs/steer-1/commands", { commandId: "x", type: "interrupt" }, token);
+    const refused = await t.alpha.call(
+      "POST",
+      "/v1/runs/steer-1/commands",
+      { commandId: "x", type: "interrupt" },
+      token,
+    );
     expect(refused.status).toBe(403);
   });
 

@@ -82,7 +82,10 @@ export function expectedRows(events: readonly RunEvent[]): TranscriptRow[] {
       continue;
     }
     if (event.type === "TEXT_MESSAGE_CONTENT") {
-      if (!plain) rows.push((plain = { seqs: [], kind: "message", text: "" }));
+      if (!plain) {
+        plain = { seqs: [], kind: "message", text: "" };
+        rows.push(plain);
+      }
       plain.seqs.push(event.seq);
       plain.text += data.delta;
       continue;
@@ -120,7 +123,9 @@ export async function renderedRows(page: Page): Promise<TranscriptRow[]> {
 
 /** Tool rows show pretty-printed arguments; compare them as JSON. */
 export function comparable(rows: TranscriptRow[]): TranscriptRow[] {
-  return rows.map((row) => (row.kind === "tool" && row.text.startsWith("{") ? { ...row, text: JSON.stringify(JSON.parse(row.text)) } : row));
+  return rows.map((row) =>
+    row.kind === "tool" && row.text.startsWith("{") ? { ...row, text: JSON.stringify(JSON.parse(row.text)) } : row,
+  );
 }
 
 /** Every seq the page shows, sorted (rows group events, so row order is not seq order). */

@@ -57,9 +57,9 @@ function When({ iso, now }: { iso: string | null; now: number }) {
   );
 }
 
-function Fact({ label, wide, children }: { label: string; wide?: boolean; children: ComponentChildren }) {
+function Fact({ label, children }: { label: string; children: ComponentChildren }) {
   return (
-    <div class={wide ? "fact fact-wide" : "fact"}>
+    <div class="fact">
       <dt>{label}</dt>
       <dd>{children}</dd>
     </div>
@@ -88,7 +88,7 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
         <Fact label="Epoch">
           {run.epoch} <span class="muted">{run.epoch === 1 ? "claim" : "claims"}</span>
         </Fact>
-        <Fact label="Runner" wide>
+        <Fact label="Runner">
           {runner.id ? <code>{runner.id}</code> : <span class="muted">none yet</span>}{" "}
           <span class={`pill ${runner.connected ? "pill-good" : "pill-muted"}`}>
             {runner.connected ? "connected" : "not connected"}
