@@ -13,6 +13,8 @@ export interface ControlsProps {
   onSent: (command: CommandRecord) => void;
 }
 
+type Kind = "input" | "interrupt" | "cancel";
+
 interface Note {
   tone: "good" | "warn" | "bad";
   text: string;
@@ -51,13 +53,14 @@ function CommandList({ commands }: { commands: readonly TrackedCommand[] }) {
 export function Controls(props: ControlsProps) {
   const [text, setText] = useState("");
   const [reason, setReason] = useState("");
-  const [busy, setBusy] = useState(false);
+  /** Commands on their way; each button waits only for its own (an interrupt never waits for an input). */
+  const [sending, setSending] = useState<ReadonlySet<Kind>>(new Set());
   const [note, setNote] = useState<Note | null>(null);
   const dialog = useRef<HTMLDialogElement>(null);
-  const disabled = busy || props.ended;
+  const disabled = (kind: Kind) => props.ended || sending.has(kind);
 
-  const send = (work: () => Promise<CommandRecord | null>, done: string) => {
-    setBusy(true);
+  const send = (kind: Kind, work: () => Promise<CommandRecord | null>, done: string) => {
+    setSending((current) => new Set(current).add(kind));
     setNote(null);
     work()
       .then((command) => {
@@ -65,26 +68,37 @@ export function Controls(props: ControlsProps) {
         setNote({ tone: "good", text: done });
       })
       .catch((error: unknown) => setNote({ tone: "bad", text: refusal(error) }))
-      .finally(() => setBusy(false));
+      .finally(() =>
+        setSending((current) => {
+          const next = new Set(current);
+          next.delete(kind);
+          return next;
+        }),
+      );
   };
 
   const sendInput = (event: Event) => {
     event.preventDefault();
     const value = text.trim();
-    if (!value || disabled) return;
-    send(async () => {
-      const { command } = await props.api.command(props.runId, {
-        commandId: newCommandId("input"),
-        type: "input",
-        text: value,
-      });
-      setText("");
-      return command;
-    }, "Input sent.");
+    if (!value || disabled("input")) return;
+    send(
+      "input",
+      async () => {
+        const { command } = await props.api.command(props.runId, {
+          commandId: newCommandId("input"),
+          type: "input",
+          text: value,
+        });
+        setText("");
+        return command;
+      },
+      "Input sent.",
+    );
   };
 
   const interrupt = () =>
     send(
+      "interrupt",
       async () =>
         (await props.api.command(props.runId, { commandId: newCommandId("interrupt"), type: "interrupt" })).command,
       "Interrupt sent.",
@@ -94,10 +108,14 @@ export function Controls(props: ControlsProps) {
     event.preventDefault();
     dialog.current?.close();
     const why = reason.trim();
-    send(async () => {
-      const body = why ? { commandId: newCommandId("cancel"), reason: why } : { commandId: newCommandId("cancel") };
-      return (await props.api.cancel(props.runId, body)).command;
-    }, "Cancel sent.");
+    send(
+      "cancel",
+      async () => {
+        const body = why ? { commandId: newCommandId("cancel"), reason: why } : { commandId: newCommandId("cancel") };
+        return (await props.api.cancel(props.runId, body)).command;
+      },
+      "Cancel sent.",
+    );
   };
 
   return (
@@ -112,20 +130,26 @@ export function Controls(props: ControlsProps) {
               rows={2}
               value={text}
               placeholder={props.ended ? "The run has ended" : "Type a message; Enter sends, Shift+Enter adds a line"}
-              disabled={disabled}
+              disabled={props.ended}
+              readOnly={sending.has("input")}
               onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
               onKeyDown={(e) => {
                 if (e.key === "Enter" && !e.shiftKey && !e.isComposing) sendInput(e);
               }}
             />
             <div class="command-buttons">
-              <button type="submit" class="button primary" disabled={disabled || text.trim() === ""}>
+              <button type="submit" class="button primary" disabled={disabled("input") || text.trim() === ""}>
                 Send
               </button>
-              <button type="button" class="button" onClick={interrupt} disabled={disabled}>
+              <button type="button" class="button" onClick={interrupt} disabled={disabled("interrupt")}>
                 Interrupt
               </button>
-              <button type="button" class="button bad" onClick={() => dialog.current?.showModal()} disabled={disabled}>
+              <button
+                type="button"
+                class="button bad"
+                onClick={() => dialog.current?.showModal()}
+                disabled={disabled("cancel")}
+              >
                 Cancel run…
               </button>
             </div>
