@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DevServer } from "../support/wrangler-dev.ts";
 import { TestRunner } from "../support/runner-client.ts";
 import { waitFor } from "../support/wait.ts";
-import { startWranglerDev } from "../support/wrangler-dev.ts";
 import { type FrontDoor, startFrontDoor } from "./front-door.ts";
 import { ALPHA, useConsole } from "./harness.ts";
 import { conversation, renderedSeqs, showsLog } from "./transcript.ts";
@@ -10,14 +8,12 @@ import { conversation, renderedSeqs, showsLog } from "./transcript.ts";
 /** The server dies mid-run (kill -9) and comes back on its persisted state; the page carries on. */
 let door: FrontDoor;
 const t = useConsole({ frontDoor: () => door.url });
-const crashed: DevServer[] = [];
 
 beforeAll(async () => {
   door = await startFrontDoor(() => t.server.port);
 });
 afterAll(async () => {
   await door?.close();
-  for (const server of crashed) await server.stop();
 });
 
 describe("server restart", () => {
@@ -33,11 +29,9 @@ describe("server restart", () => {
     await page.locator("[data-live='live']").waitFor();
     await waitFor("the first batch on the page", async () => showsLog(page, await t.alpha.events("restart-1")));
 
-    const before = t.server;
-    await before.kill9();
-    crashed.push(before);
+    await t.server.crash();
     await page.locator("[data-live='reconnecting']").waitFor();
-    t.server = await startWranglerDev({}, 90_000, { port: before.port, persistDir: before.persistDir });
+    await t.server.restart();
 
     // The runner comes back too, on the epoch it held, and goes on where the edge's ack left it.
     const successor = await TestRunner.connect(t.server.url, "restart-1", created.runnerToken, {
