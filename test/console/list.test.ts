@@ -75,6 +75,20 @@ describe("runs list", () => {
     await page.getByRole("button", { name: "← Newer" }).click();
     await waitFor("the first page again", async () => (await renderedRunIds(page))[0] === first.runs[0]?.runId);
 
+    // Runs in several states, for the screenshots: the list picks them up by itself.
+    for (const [id, outcome] of [
+      ["deploy-web", { status: "succeeded", exitCode: 0 }],
+      ["migrate-db", { status: "failed", exitCode: 1, error: { code: "agent_exit", message: "exit 1" } }],
+      ["fix-flaky-tests", null],
+    ] as const) {
+      const runner = await t.alpha.runner(await t.alpha.create(id, { agent: { name: "codex" } }));
+      t.runners.push(runner);
+      if (outcome) await runner.complete(outcome);
+    }
+    const waiting = await t.alpha.runner(await t.alpha.create("publish-release"));
+    t.runners.push(waiting);
+    await waiting.send([{ type: "approval.requested", data: { requestId: "r1", tool: "npm publish" } }]);
+    await page.locator("tr[data-run-id='publish-release'] [data-status='waiting']").waitFor();
     await screenshot(page, "list-desktop");
     await page.setViewportSize(PHONE);
     await screenshot(page, "list-phone");
