@@ -1,4 +1,5 @@
 import type { CommandRecord, CommandState, RunEvent } from "../../../src/protocol/index.ts";
+import { fields } from "../fields.ts";
 
 /**
  * Each command's state as the log tells it: `command.queued` opens it, `command.acked` moves it,
@@ -20,10 +21,6 @@ export interface TrackedCommand {
 
 const RANK: Record<string, number> = { queued: 0, delivered: 1, unknown: 2, applied: 3, rejected: 3 };
 const rank = (state: string) => RANK[state] ?? 0;
-
-type Fields = Record<string, unknown>;
-const fields = (data: unknown): Fields =>
-  typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Fields) : {};
 
 export class CommandTracker {
   private readonly commands = new Map<string, TrackedCommand>();

@@ -1,4 +1,5 @@
 import type { RunEvent } from "../../../src/protocol/index.ts";
+import { type Fields, fields } from "../fields.ts";
 import { statusLabel } from "../status.tsx";
 
 /** One-line summaries of control and lifecycle events for the timeline rows. */
@@ -8,9 +9,6 @@ export interface Summary {
   tone: "neutral" | "good" | "bad" | "warn";
 }
 
-type Fields = Record<string, unknown>;
-const fields = (data: unknown): Fields =>
-  typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Fields) : {};
 const str = (value: unknown): string | undefined =>
   typeof value === "string" ? value : typeof value === "number" ? String(value) : undefined;
 

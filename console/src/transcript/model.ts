@@ -1,4 +1,5 @@
 import type { RunEvent } from "../../../src/protocol/index.ts";
+import { type Fields, fields } from "../fields.ts";
 
 /**
  * The transcript as rows: AG-UI text deltas joined into one message per messageId, tool calls
@@ -49,9 +50,6 @@ export interface EventRow extends RowBase {
 }
 export type Row = MessageRow | ReasoningRow | ToolRow | EventRow;
 
-type Fields = Record<string, unknown>;
-const fields = (data: unknown): Fields =>
-  typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Fields) : {};
 const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
 const shown = (value: unknown): string => (typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
 
