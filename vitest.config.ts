@@ -67,6 +67,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: "cli",
+          include: ["test/cli/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
           name: "streams",
           include: ["test/streams/**/*.test.ts"],
           exclude: ["test/streams/worker/**"],

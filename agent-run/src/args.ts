@@ -1,0 +1,202 @@
+/** Command-line parsing: one spec per command, parsed with node:util parseArgs (strict). */
+import { parseArgs as parseNodeArgs } from "node:util";
+import { z } from "zod";
+
+/** Exit statuses. `watch` maps a run's terminal status onto 0-3. */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  cancelled: 2,
+  timedOut: 3,
+  error: 4,
+  usage: 64,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const DEFAULT_URL = "http://localhost:8787";
+export const DEFAULT_GIVE_UP_MS = 300_000;
+
+/** Bad flags or arguments: usage is printed and the CLI exits 64. */
+export class UsageError extends Error {
+  readonly command: string | undefined;
+  constructor(message: string, command?: string) {
+    super(message);
+    this.command = command;
+  }
+}
+
+interface OptionSpec {
+  type: "string" | "boolean";
+  multiple?: boolean;
+  short?: string;
+}
+
+interface CommandSpec {
+  args: string[];
+  synopsis: string;
+  summary: string;
+  options: Record<string, OptionSpec>;
+}
+
+const str: OptionSpec = { type: "string" };
+const bool: OptionSpec = { type: "boolean" };
+const json = { json: bool };
+
+export const COMMANDS = {
+  create: {
+    args: [],
+    synopsis: "create [--id ID] [--input JSON|@file] [--agent NAME] [--timeout NAME=MS ...] [--json]",
+    summary: "create a run; prints its id, both tokens and the console link",
+    options: { id: str, input: str, agent: str, timeout: { type: "string", multiple: true }, ...json },
+  },
+  list: {
+    args: [],
+    synopsis: "list [--status S] [--limit N] [--all] [--json]",
+    summary: "the tenant's runs, newest first (--all follows every page)",
+    options: { status: str, limit: str, all: bool, ...json },
+  },
+  get: { args: ["ID"], synopsis: "get ID [--json]", summary: "the run record", options: json },
+  events: {
+    args: ["ID"],
+    synopsis: "events ID [--after N] [--json]",
+    summary: "the run's event log, every page",
+    options: { after: str, ...json },
+  },
+  watch: {
+    args: ["ID"],
+    synopsis: "watch ID [--after N] [--json] [--give-up-ms MS]",
+    summary: "follow the run live until it ends (exit 0 succeeded, 1 failed, 2 cancelled, 3 timed_out)",
+    options: { after: str, "give-up-ms": str, ...json },
+  },
+  send: {
+    args: ["ID", "TEXT"],
+    synopsis: "send ID TEXT [--command-id C] [--json]",
+    summary: "send the agent input",
+    options: { "command-id": str, ...json },
+  },
+  interrupt: {
+    args: ["ID"],
+    synopsis: "interrupt ID [--command-id C] [--json]",
+    summary: "interrupt the agent's current turn",
+    options: { "command-id": str, ...json },
+  },
+  cancel: {
+    args: ["ID"],
+    synopsis: "cancel ID [--reason R] [--command-id C] [--json]",
+    summary: "cancel the run",
+    options: { reason: str, "command-id": str, ...json },
+  },
+  approve: {
+    args: ["ID", "REQUEST"],
+    synopsis: "approve ID REQUEST [--reason R] [--json]",
+    summary: "approve a pending tool call",
+    options: { reason: str, ...json },
+  },
+  deny: {
+    args: ["ID", "REQUEST"],
+    synopsis: "deny ID REQUEST [--reason R] [--json]",
+    summary: "deny a pending tool call",
+    options: { reason: str, ...json },
+  },
+  token: {
+    args: ["ID"],
+    synopsis: "token ID --role viewer|runner [--interact] [--ttl MS] [--json]",
+    summary: "mint a token; a viewer token comes with a console share link",
+    options: { role: str, interact: bool, ttl: str, ...json },
+  },
+  delete: { args: ["ID"], synopsis: "delete ID [--json]", summary: "delete a finished run", options: json },
+} satisfies Record<string, CommandSpec>;
+export type CommandName = keyof typeof COMMANDS;
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = { url: str, key: str, help: { type: "boolean", short: "h" } };
+
+export const USAGE = `usage: agent-run <command> [options]
+
+commands:
+${Object.values(COMMANDS as Record<string, CommandSpec>)
+  .map((spec) => `  ${spec.synopsis}\n      ${spec.summary}`)
+  .join("\n")}
+
+options for every command:
+  --url URL   the control plane (or AGENT_RUN_URL; default ${DEFAULT_URL})
+  --key KEY   an API key, or a run token for one run (or AGENT_RUN_KEY)
+  --help      this text
+
+exit status: 0 ok (watch: succeeded), 1 failed, 2 cancelled, 3 timed_out (watch only),
+             4 an HTTP, network or socket error (one line on stderr), 64 bad usage`;
+
+export function commandUsage(command: CommandName): string {
+  const spec: CommandSpec = COMMANDS[command];
+  return `usage: agent-run ${spec.synopsis} [--url URL] [--key KEY]\n  ${spec.summary}`;
+}
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+export type Parsed =
+  | { kind: "help"; command?: CommandName }
+  | { kind: "run"; command: CommandName; args: string[]; values: Values; url: string; key: string | undefined };
+
+function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): Parsed {
+  const [name, ...rest] = argv;
+  if (name === undefined) throw new UsageError("no command given");
+  if (name === "--help" || name === "-h") return { kind: "help" };
+  if (name === "help") {
+    const topic = rest[0];
+    return topic !== undefined && isCommand(topic) ? { kind: "help", command: topic } : { kind: "help" };
+  }
+  if (!isCommand(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+  const spec: CommandSpec = COMMANDS[name];
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseNodeArgs({
+      args: rest,
+      options: { ...GLOBAL_OPTIONS, ...spec.options },
+      allowPositionals: true,
+      strict: true,
+    }) as { values: Values; positionals: string[] };
+  } catch (err) {
+    throw new UsageError((err as Error).message, name);
+  }
+  if (parsed.values.help === true) return { kind: "help", command: name };
+  if (parsed.positionals.length !== spec.args.length) {
+    const expected = spec.args.length === 0 ? "no arguments" : spec.args.join(" ");
+    throw new UsageError(`${name} takes ${expected}, got ${parsed.positionals.length} argument(s)`, name);
+  }
+  const url = stringValue(parsed.values, "url") ?? env.AGENT_RUN_URL ?? DEFAULT_URL;
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url ${url} is not an http(s) URL`, name);
+  const key = stringValue(parsed.values, "key") ?? (env.AGENT_RUN_KEY || undefined);
+  return {
+    kind: "run",
+    command: name,
+    args: parsed.positionals,
+    values: parsed.values,
+    url: url.replace(/\/+$/, ""),
+    key,
+  };
+}
+
+export function stringValue(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** A whole number within bounds, or a usage error naming the flag. */
+export function intValue(values: Values, name: string, command: string, min = 0): number | undefined {
+  const text = stringValue(values, name);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`--${name} needs a whole number${min > 0 ? ` of at least ${min}` : ""}, got ${text}`, command);
+  }
+  return n;
+}
+
+/** A body our own zod schema refused before sending: a usage error, worded by zod. */
+export function invalidUsage(error: z.ZodError, command: string): UsageError {
+  return new UsageError(z.prettifyError(error).replace(/\n\s*/g, "; "), command);
+}

@@ -1,0 +1,87 @@
+/** `agent-run`: the operator CLI. Parses, dispatches, and turns every failure into one stderr line. */
+import {
+  type CommandName,
+  commandUsage,
+  EXIT,
+  type ExitCode,
+  intValue,
+  DEFAULT_GIVE_UP_MS,
+  parseArgs,
+  USAGE,
+  UsageError,
+} from "./args.ts";
+import { Api, CliError } from "./client.ts";
+import type { Context } from "./context.ts";
+import { paintFor } from "./format.ts";
+import { create, events, get, list, remove, token } from "./runs.ts";
+import { cancel, decide, sendCommand } from "./steer.ts";
+import { watchRun } from "./watch.ts";
+
+const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
+  create,
+  list,
+  get,
+  events,
+  watch: (ctx) =>
+    watchRun(ctx.api, ctx.args[0] as string, {
+      after: intValue(ctx.values, "after", ctx.command) ?? 0,
+      json: ctx.values.json === true,
+      giveUpMs: intValue(ctx.values, "give-up-ms", ctx.command) ?? DEFAULT_GIVE_UP_MS,
+    }),
+  send: sendCommand,
+  interrupt: sendCommand,
+  cancel,
+  approve: decide,
+  deny: decide,
+  token,
+  delete: remove,
+};
+
+export async function main(argv: string[]): Promise<ExitCode | 70> {
+  let command: CommandName | undefined;
+  try {
+    const parsed = parseArgs(argv);
+    if (parsed.kind === "help") {
+      process.stdout.write(`${parsed.command ? commandUsage(parsed.command) : USAGE}\n`);
+      return EXIT.ok;
+    }
+    command = parsed.command;
+    if (!parsed.key) {
+      process.stderr.write(`agent-run: no API key: ${howToSetKey(parsed.url)}\n`);
+      return EXIT.usage;
+    }
+    const ctx: Context = {
+      command,
+      api: new Api(parsed.url, parsed.key),
+      args: parsed.args,
+      values: parsed.values,
+      paint: paintFor(process.stdout),
+      print: (text) => process.stdout.write(`${text}\n`),
+      json: (value) => process.stdout.write(`${JSON.stringify(value)}\n`),
+    };
+    return await HANDLERS[command](ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      const usage = err.command ? commandUsage(err.command as CommandName) : USAGE;
+      process.stderr.write(`agent-run: ${err.message}\n${usage}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`agent-run: ${err.code}: ${oneLine(err.message)}\n`);
+      return EXIT.error;
+    }
+    process.stderr.write(`agent-run: internal: ${oneLine((err as Error)?.stack ?? String(err))}\n`);
+    return 70;
+  }
+}
+
+function howToSetKey(url: string): string {
+  const local = /^https?:\/\/(localhost|127\.0\.0\.1)(:|\/|$)/.test(url);
+  const example = local ? "dev-key-alpha" : "<your API key>";
+  const where = local ? " (the local server's keys are in .dev.vars)" : "";
+  return `pass --key KEY or set AGENT_RUN_KEY, e.g. export AGENT_RUN_KEY=${example}${where}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " | ");
+}

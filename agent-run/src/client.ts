@@ -1,0 +1,99 @@
+/** The control plane's HTTP API, with every failure turned into one CliError (code and message). */
+import type { RunRecord } from "../../src/protocol/index.ts";
+
+/** An HTTP, network or socket failure; printed as `agent-run: <code>: <message>`. */
+export class CliError extends Error {
+  readonly code: string;
+  /** The HTTP status, when the server answered. */
+  readonly status: number | undefined;
+  constructor(code: string, message: string, status?: number) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+
+  /** True when the server gave a verdict (4xx), so trying again would get the same answer. */
+  get isVerdict(): boolean {
+    return this.status !== undefined && this.status >= 400 && this.status < 500;
+  }
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+interface ErrorJson {
+  error?: { code?: unknown; message?: unknown };
+  status?: unknown;
+  finishedAt?: unknown;
+}
+
+export class Api {
+  readonly url: string;
+  readonly key: string;
+  constructor(url: string, key: string) {
+    this.url = url;
+    this.key = key;
+  }
+
+  /** `path` is encoded by the caller (see `runPath`). Resolves with the parsed JSON body of a 2xx. */
+  async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const target = this.url + path;
+    let res: Response;
+    try {
+      res = await fetch(target, {
+        method,
+        headers: { authorization: `Bearer ${this.key}`, "content-type": "application/json" },
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw networkError(this.url, err);
+    }
+    const text = await res.text().catch((err: unknown) => {
+      throw networkError(this.url, err);
+    });
+    let json: unknown;
+    try {
+      json = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) throw httpError(res, json, text);
+    if (json === undefined) {
+      throw new CliError("bad_response", `${method} ${path} answered ${res.status} without a JSON body`, res.status);
+    }
+    return { status: res.status, body: json as T };
+  }
+
+  async getRun(runId: string): Promise<RunRecord> {
+    return (await this.call<RunRecord>("GET", runPath(runId))).body;
+  }
+}
+
+export function runPath(runId: string, rest = ""): string {
+  return `/v1/runs/${encodeURIComponent(runId)}${rest}`;
+}
+
+function httpError(res: Response, json: unknown, text: string): CliError {
+  const body = (json ?? {}) as ErrorJson;
+  const code = typeof body.error?.code === "string" ? body.error.code : `http_${res.status}`;
+  let message = typeof body.error?.message === "string" ? body.error.message : describeBody(res, text);
+  if (code === "gone" && typeof body.status === "string") {
+    message += ` (it had ${body.status}${typeof body.finishedAt === "string" ? ` at ${body.finishedAt}` : ""})`;
+  }
+  return new CliError(code, message, res.status);
+}
+
+function describeBody(res: Response, text: string): string {
+  const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
+  return `${res.status} ${res.statusText}${snippet ? `: ${snippet}` : ""}`.trim();
+}
+
+/** A failure to talk to the server at all: refused, reset, DNS, or no answer in time. */
+export function networkError(url: string, err: unknown): CliError {
+  const error = err as Error & { cause?: { code?: string; message?: string } };
+  if (error.name === "TimeoutError" || error.name === "AbortError") {
+    return new CliError("timeout", `${url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
+  }
+  const cause = error.cause?.code ?? error.cause?.message ?? error.message;
+  return new CliError("unreachable", `cannot reach ${url} (${cause}); is the server running? (npm start)`);
+}

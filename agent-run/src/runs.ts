@@ -1,0 +1,209 @@
+/** Commands about runs as records: create, list, get, events, token, delete. */
+import fs from "node:fs";
+import {
+  CreateRunBody,
+  EVENTS_PAGE_MAX,
+  RUNS_PAGE_MAX,
+  type RunEvent,
+  type RunRecord,
+  RunStatus,
+  type Timeouts,
+  TokenBody,
+} from "../../src/protocol/index.ts";
+import { EXIT, type ExitCode, intValue, invalidUsage, stringValue, UsageError } from "./args.ts";
+import { runPath } from "./client.ts";
+import type { Context } from "./context.ts";
+import { consoleLink, fields, relative, table } from "./format.ts";
+import { eventLine, showRun } from "./show.ts";
+
+interface Created {
+  run: RunRecord;
+  runnerToken: string;
+  viewerToken: string;
+}
+
+interface RunListing {
+  runId: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const TIMEOUT_NAMES = ["claimMs", "heartbeatMs", "takeoverMs", "approvalMs", "idleMs", "runMs"] as const;
+
+export async function create(ctx: Context): Promise<ExitCode> {
+  const body = createBody(ctx);
+  const { status, body: created } = await ctx.api.call<Created>("POST", "/v1/runs", body);
+  const link = consoleLink(ctx.api.url, created.run.id, created.viewerToken);
+  if (ctx.values.json) {
+    ctx.json({ ...created, consoleUrl: link });
+    return EXIT.ok;
+  }
+  const id = created.run.id;
+  ctx.print(
+    status === 201
+      ? `created run ${ctx.paint.bold(id)} (${created.run.status})`
+      : `run ${ctx.paint.bold(id)} already exists with this body (${created.run.status}); fresh tokens:`,
+  );
+  ctx.print(
+    fields([
+      ["runner token", created.runnerToken],
+      ["viewer token", created.viewerToken],
+      ["console", `${link}  (read-only)`],
+      ["run the agent", `npx runner-bridge run --edge ${ctx.api.url} --run ${id} --token <runner token> -- CMD...`],
+      ["watch", `npx agent-run watch ${id}`],
+    ]),
+  );
+  return EXIT.ok;
+}
+
+function createBody(ctx: Context): CreateRunBody {
+  const body: Record<string, unknown> = {};
+  const id = stringValue(ctx.values, "id");
+  if (id !== undefined) body.runId = id;
+  const input = stringValue(ctx.values, "input");
+  if (input !== undefined) body.input = readJson(input, "--input", ctx.command);
+  const agent = stringValue(ctx.values, "agent");
+  if (agent !== undefined) body.agent = { name: agent };
+  const timeouts: Partial<Timeouts> = {};
+  for (const entry of (ctx.values.timeout as string[] | undefined) ?? []) {
+    const match = /^([A-Za-z]+)=(\d+)$/.exec(entry);
+    const name = match?.[1]?.endsWith("Ms") ? match[1] : `${match?.[1]}Ms`;
+    if (!match || !(TIMEOUT_NAMES as readonly string[]).includes(name)) {
+      throw new UsageError(
+        `--timeout ${entry}: expected NAME=MS with NAME one of ${TIMEOUT_NAMES.map((n) => n.slice(0, -2)).join(", ")}`,
+        ctx.command,
+      );
+    }
+    timeouts[name as keyof Timeouts] = Number(match[2]);
+  }
+  if (Object.keys(timeouts).length > 0) body.timeouts = timeouts;
+  const parsed = CreateRunBody.safeParse(body);
+  if (!parsed.success) throw invalidUsage(parsed.error, ctx.command);
+  return parsed.data;
+}
+
+/** JSON text, or `@file` (`@-` for stdin) holding JSON. */
+function readJson(text: string, flag: string, command: string): unknown {
+  let source = text;
+  if (text.startsWith("@")) {
+    const file = text.slice(1);
+    try {
+      source = fs.readFileSync(file === "-" ? 0 : file, "utf8");
+    } catch (err) {
+      throw new UsageError(`${flag} ${text}: ${(err as Error).message}`, command);
+    }
+  }
+  try {
+    return JSON.parse(source);
+  } catch {
+    throw new UsageError(`${flag} must be JSON or @file, e.g. ${flag} '{"prompt":"say hi"}'`, command);
+  }
+}
+
+export async function list(ctx: Context): Promise<ExitCode> {
+  const status = stringValue(ctx.values, "status");
+  if (status !== undefined && !RunStatus.safeParse(status).success) {
+    throw new UsageError(`--status must be one of ${RunStatus.options.join(", ")}`, ctx.command);
+  }
+  const limit = intValue(ctx.values, "limit", ctx.command, 1);
+  if (limit !== undefined && limit > RUNS_PAGE_MAX)
+    throw new UsageError(`--limit is at most ${RUNS_PAGE_MAX}`, ctx.command);
+  const rows: RunListing[] = [];
+  let cursor: string | null = null;
+  let more = false;
+  do {
+    const query = new URLSearchParams();
+    if (status) query.set("status", status);
+    if (limit !== undefined) query.set("limit", String(limit));
+    if (cursor) query.set("cursor", cursor);
+    const page = (await ctx.api.call<{ runs: RunListing[]; nextCursor: string | null }>("GET", `/v1/runs?${query}`))
+      .body;
+    if (ctx.values.json) for (const run of page.runs) ctx.json(run);
+    else rows.push(...page.runs);
+    cursor = page.nextCursor;
+    more = cursor !== null && ctx.values.all !== true;
+  } while (cursor !== null && ctx.values.all === true);
+  if (ctx.values.json) return EXIT.ok;
+  if (rows.length === 0) {
+    ctx.print(status ? `no ${status} runs` : "no runs");
+    return EXIT.ok;
+  }
+  const now = Date.now();
+  ctx.print(
+    table([
+      ["RUN", "STATUS", "CREATED", "UPDATED"],
+      ...rows.map((r) => [r.runId, r.status, relative(r.createdAt, now), relative(r.updatedAt, now)]),
+    ]),
+  );
+  if (more) ctx.print(ctx.paint.dim("more runs: agent-run list --all"));
+  return EXIT.ok;
+}
+
+export async function get(ctx: Context): Promise<ExitCode> {
+  const run = await ctx.api.getRun(ctx.args[0] as string);
+  if (ctx.values.json) ctx.json(run);
+  else ctx.print(showRun(run, ctx.paint));
+  return EXIT.ok;
+}
+
+export async function events(ctx: Context): Promise<ExitCode> {
+  const runId = ctx.args[0] as string;
+  let after = intValue(ctx.values, "after", ctx.command) ?? 0;
+  for (;;) {
+    const page = (
+      await ctx.api.call<{ events: RunEvent[]; nextAfter: number; hasMore: boolean }>(
+        "GET",
+        runPath(runId, `/events?after=${after}&limit=${EVENTS_PAGE_MAX}`),
+      )
+    ).body;
+    for (const event of page.events) {
+      if (ctx.values.json) ctx.json(event);
+      else ctx.print(eventLine(event, ctx.paint));
+    }
+    if (!page.hasMore) return EXIT.ok;
+    after = page.nextAfter;
+  }
+}
+
+export async function token(ctx: Context): Promise<ExitCode> {
+  const runId = ctx.args[0] as string;
+  const role = stringValue(ctx.values, "role");
+  if (role === undefined) throw new UsageError("token needs --role viewer or --role runner", ctx.command);
+  const ttlMs = intValue(ctx.values, "ttl", ctx.command, 1);
+  const raw: Record<string, unknown> = { role };
+  if (ctx.values.interact === true) raw.interact = true;
+  if (ttlMs !== undefined) raw.ttlMs = ttlMs;
+  const parsed = TokenBody.safeParse(raw);
+  if (!parsed.success) throw invalidUsage(parsed.error, ctx.command);
+  const minted = (
+    await ctx.api.call<{ token: string; role: string; interact: boolean }>(
+      "POST",
+      runPath(runId, "/tokens"),
+      parsed.data,
+    )
+  ).body;
+  const link = minted.role === "viewer" ? consoleLink(ctx.api.url, runId, minted.token) : null;
+  if (ctx.values.json) {
+    ctx.json(link ? { ...minted, consoleUrl: link } : minted);
+    return EXIT.ok;
+  }
+  ctx.print(minted.token);
+  if (link) {
+    const can = minted.interact ? "can send commands and approve" : "read-only";
+    ctx.print(`${ctx.paint.dim("console")}  ${link}  ${ctx.paint.dim(`(${can})`)}`);
+  } else {
+    ctx.print(
+      ctx.paint.dim(`npx runner-bridge run --edge ${ctx.api.url} --run ${runId} --token ${minted.token} -- CMD...`),
+    );
+  }
+  return EXIT.ok;
+}
+
+export async function remove(ctx: Context): Promise<ExitCode> {
+  const runId = ctx.args[0] as string;
+  const result = (await ctx.api.call<unknown>("DELETE", runPath(runId))).body;
+  if (ctx.values.json) ctx.json(result);
+  else ctx.print(`deleted run ${runId}; reading it now answers 410 gone`);
+  return EXIT.ok;
+}

@@ -1,0 +1,66 @@
+/** Readable renderings of a run record and of raw log events. */
+import type { RunEvent, RunRecord, Timeouts } from "../../src/protocol/index.ts";
+import { clock, compact, duration, fields, type Paint, relative } from "./format.ts";
+import { finishedLine } from "./transcript.ts";
+
+function when(iso: string | null, now: number): string {
+  return iso === null ? "-" : `${iso} (${relative(iso, now)})`;
+}
+
+const TIMEOUT_LABELS: [keyof Timeouts, string][] = [
+  ["claimMs", "claim"],
+  ["heartbeatMs", "heartbeat"],
+  ["takeoverMs", "takeover"],
+  ["approvalMs", "approval"],
+  ["idleMs", "idle"],
+  ["runMs", "run"],
+];
+
+export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
+  const runner = run.runner.id
+    ? `${run.runner.id} · ${run.runner.connected ? "connected" : "disconnected"}${
+        run.runner.leaseExpiresAt ? ` · lease until ${run.runner.leaseExpiresAt}` : ""
+      }`
+    : "none yet";
+  const pairs: [string, string][] = [
+    ["run", p.bold(run.id)],
+    ["status", statusText(run, p)],
+    ["created", when(run.createdAt, now)],
+    ["claimed", when(run.claimedAt, now)],
+    ["finished", when(run.finishedAt, now)],
+    ["epoch", String(run.epoch)],
+    ["events", `${run.lastSeq} (${run.highestSourceSeq} from the runner)`],
+    ["runner", runner],
+    ["agent", compact(run.agent ?? null, 200)],
+    ["input", compact(run.input ?? null, 200)],
+    ["metadata", compact(run.metadata, 200)],
+    ["timeouts", TIMEOUT_LABELS.map(([key, label]) => `${label} ${duration(run.timeouts[key])}`).join(" · ")],
+    ["retention", duration(run.retentionMs)],
+  ];
+  if (run.outcome) pairs.splice(2, 0, ["outcome", finishedLine(run.outcome, p).replace("run finished · ", "")]);
+  let text = fields(pairs);
+  if (run.pendingApprovals.length > 0) {
+    text += `\n\n${p.yellow("pending approvals:")}`;
+    for (const approval of run.pendingApprovals) {
+      const expires = approval.expiresAt ? ` · expires ${relative(approval.expiresAt, now)}` : "";
+      text += `\n  ${approval.requestId}  asked at seq ${approval.requestedSeq}${expires}  ${compact(approval.data, 120)}`;
+      text += `\n    ${p.dim(`agent-run approve ${run.id} ${approval.requestId}   |   agent-run deny ${run.id} ${approval.requestId}`)}`;
+    }
+  }
+  return text;
+}
+
+function statusText(run: RunRecord, p: Paint): string {
+  if (run.status === "succeeded") return p.green(run.status);
+  if (run.status === "failed" || run.status === "timed_out" || run.status === "cancelled") return p.red(run.status);
+  if (run.status === "waiting") return p.yellow(`${run.status} (for an approval)`);
+  return run.status;
+}
+
+/** One log event per line: seq, time, source, type and its data in compact JSON. */
+export function eventLine(event: RunEvent, p: Paint): string {
+  const source = event.source === "control" ? p.magenta("control") : "runner ";
+  return `${String(event.seq).padStart(6)}  ${p.dim(clock(event.time))}  ${source}  ${event.type}  ${p.dim(
+    compact(event.data ?? null, 200),
+  )}`;
+}
