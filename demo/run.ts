@@ -137,7 +137,10 @@ async function follow(runId: string, bridge: ChildProcess, command: (sub: string
       // it may have exited because the run just ended: look once more before calling it early
       const last = await api.getRun(runId);
       if (exitForStatus(last.status) !== null) return last;
-      throw new CliError("bridge_exit", `runner-bridge exited ${bridge.exitCode ?? bridge.signalCode} before the run ended`);
+      throw new CliError(
+        "bridge_exit",
+        `runner-bridge exited ${bridge.exitCode ?? bridge.signalCode} before the run ended`,
+      );
     }
     await sleep(POLL_MS);
   }

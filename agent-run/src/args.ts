@@ -9,6 +9,7 @@ export const EXIT = {
   cancelled: 2,
   timedOut: 3,
   error: 4,
+  internal: 70,
   usage: 64,
   interrupted: 130,
 } as const;
@@ -124,7 +125,7 @@ options for every command:
   --help      this text
 
 exit status: 0 ok (watch: succeeded), 1 failed, 2 cancelled, 3 timed_out (watch only),
-             4 an HTTP, network or socket error (one line on stderr), 64 bad usage`;
+             4 an HTTP, network or socket error (one line on stderr), 64 bad usage, 130 interrupted`;
 
 export function commandUsage(command: CommandName): string {
   const spec: CommandSpec = COMMANDS[command];

@@ -37,7 +37,7 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   delete: remove,
 };
 
-export async function main(argv: string[]): Promise<ExitCode | 70> {
+export async function main(argv: string[]): Promise<ExitCode> {
   let command: CommandName | undefined;
   try {
     const parsed = parseArgs(argv);
@@ -71,7 +71,7 @@ export async function main(argv: string[]): Promise<ExitCode | 70> {
       return EXIT.error;
     }
     process.stderr.write(`agent-run: internal: ${oneLine((err as Error)?.stack ?? String(err))}\n`);
-    return 70;
+    return EXIT.internal;
   }
 }
 

@@ -43,7 +43,8 @@ export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
     text += `\n\n${p.yellow("pending approvals:")}`;
     for (const approval of run.pendingApprovals) {
       const expires = approval.expiresAt ? ` · expires ${relative(approval.expiresAt, now)}` : "";
-      text += `\n  ${approval.requestId}  asked at seq ${approval.requestedSeq}${expires}  ${compact(approval.data, 120)}`;
+      const { requestId: _, ...asked } = (approval.data ?? {}) as Record<string, unknown>;
+      text += `\n  ${approval.requestId}  asked at seq ${approval.requestedSeq}${expires}  ${compact(asked, 120)}`;
       text += `\n    ${p.dim(`agent-run approve ${run.id} ${approval.requestId}   |   agent-run deny ${run.id} ${approval.requestId}`)}`;
     }
   }

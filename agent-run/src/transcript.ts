@@ -187,7 +187,7 @@ export class Transcript {
     const detail = input ?? args ?? (Object.keys(rest).length > 0 ? rest : undefined);
     const what = [name, detail === undefined ? undefined : compact(detail, 120)].filter(Boolean).join(" ");
     const hint = `agent-run approve ${this.runId} ${id}  (or deny)`;
-    return `${this.paint.yellow(`approval ${id} requested`)}${what ? ` · ${what}` : ""} · ${this.paint.dim(hint)}`;
+    return `${this.paint.yellow(`approval ${id} requested`)}${what ? ` · ${what}` : ""}\n${this.paint.dim(hint)}`;
   }
 
   private unknown(event: { type: string; data: unknown }): string {

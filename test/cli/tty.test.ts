@@ -1,11 +1,12 @@
 import { describe, expect, test } from "vitest";
 import { useEdge } from "./harness/edge.ts";
-import { screen, startInPty } from "./harness/pty.ts";
+import { ESC, screen, startInPty } from "./harness/pty.ts";
 import { afterApproval, beforeApproval, expectedTranscript, maskTimes } from "./harness/session.ts";
 
 const edge = useEdge();
 const COLUMNS = 140;
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/g;
+const SPINNER_CHARS = /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /;
 
 describe("watch on a terminal", () => {
   test("a status line with spinner, status, elapsed time and event count under the streaming transcript", async () => {
@@ -55,7 +56,38 @@ describe("watch on a terminal", () => {
     );
     await edge.api.request("POST", "/v1/runs/tty-2/cancel", {});
     expect(await tty.waitExit()).toBe(2);
-    expect(tty.output()).not.toMatch(/\x1b\[\d+m/);
+    expect(tty.output()).not.toMatch(new RegExp(`${ESC}\\[\\d+m`)); // no SGR, only cursor movement
     expect(screen(tty.output(), COLUMNS).at(-1)).toMatch(/^✘ tty-2 cancelled · \d+s · 3 events$/);
+  });
+
+  test("a streaming message wider than the terminal wraps, and redraws in place as it grows", async () => {
+    const { run, runner } = await edge.claimedRun({ runId: "tty-3" });
+    const columns = 40;
+    const tty = startInPty(edge.url, ["watch", run.id], { columns, rows: 30 }, { env: { NO_COLOR: "1" } });
+    await tty.waitForOutput("the claim", () => tty.output().includes("claimed by test-runner"));
+    // "HH:MM:SS assistant: " is 20 columns; ten-column deltas reach exactly 40 and 80 along the way.
+    const deltas = ["0123456789", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst", "KLMNOPQRST", "uvwxyz0123"];
+    await runner.emit([{ type: "TEXT_MESSAGE_START", data: { messageId: "m", role: "assistant" } }]);
+    let text = "";
+    for (const [i, delta] of deltas.entries()) {
+      await runner.emit([{ type: "TEXT_MESSAGE_CONTENT", data: { messageId: "m", delta } }]);
+      text += delta;
+      const rows = (20 + text.length) / columns;
+      await tty.waitForOutput(`delta ${i + 1} on screen`, () => {
+        const shown = screen(tty.output(), columns);
+        const body = shown.slice(-1 - Math.ceil(rows), -1).join("");
+        return body.endsWith(text) && SPINNER_CHARS.test(shown.at(-1) ?? "");
+      });
+    }
+    await runner.emit([{ type: "TEXT_MESSAGE_END", data: { messageId: "m" } }]);
+    await runner.complete({ status: "succeeded" });
+    expect(await tty.waitExit()).toBe(0);
+    const final = screen(tty.output(), columns);
+    const message = final.findIndex((row) => row.includes("assistant: "));
+    expect(final.slice(message, message + 2).join("")).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d assistant: ${text}$`));
+    expect(final.slice(message + 2)).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d run finished · succeeded$/),
+      expect.stringMatching(/^✔ tty-3 succeeded · \d+s · \d+ events$/),
+    ]);
   });
 });

@@ -9,6 +9,19 @@ export const KEY = "dev-key-alpha";
 export const TZ = "UTC";
 process.env.TZ = TZ;
 
+/** Every process a test started, so none outlives its test (see useEdge). */
+const live = new Set<{ kill(): void }>();
+
+export function killLeftovers(): void {
+  for (const proc of live) proc.kill();
+  live.clear();
+}
+
+export function track<T extends { kill(): void }>(proc: T): T {
+  live.add(proc);
+  return proc;
+}
+
 export interface CliOptions {
   /** The API key; null runs without one (no --key, no AGENT_RUN_KEY). */
   key?: string | null;
@@ -52,7 +65,7 @@ export function startCli(url: string, args: string[], options: CliOptions = {}):
   child.stderr?.on("data", (d) => (err += d));
   let code: number | null | undefined;
   child.on("exit", (c) => (code = c));
-  return {
+  return track({
     child,
     stdout: () => out,
     stderr: () => err,
@@ -72,7 +85,7 @@ export function startCli(url: string, args: string[], options: CliOptions = {}):
       return code as number | null;
     },
     kill: () => child.kill("SIGKILL"),
-  };
+  });
 }
 
 export interface CliResult {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import type { RunEvent, RunRecord } from "../../../src/protocol/index.ts";
 import { waitFor } from "../../support/wait.ts";
 import { type DevServer, freePort, startWranglerDev } from "../../support/wrangler-dev.ts";
-import { KEY } from "./cli.ts";
+import { KEY, killLeftovers } from "./cli.ts";
 import { TestRunner } from "./runner.ts";
 
 export interface Created {
@@ -110,6 +110,7 @@ export function useEdge(): EdgeContext {
   });
   afterEach(() => {
     for (const runner of runners.splice(0)) runner.close();
+    killLeftovers();
   });
   afterAll(async () => {
     await dev?.stop();

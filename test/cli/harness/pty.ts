@@ -4,8 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import { waitFor } from "../../support/wait.ts";
-import { CLI_BIN, type CliOptions, cliEnv } from "./cli.ts";
+import { CLI_BIN, type CliOptions, cliEnv, track } from "./cli.ts";
 
+export const ESC = String.fromCharCode(27);
+const CSI = new RegExp(`^${ESC}\\[([?0-9;]*)([A-Za-z])`);
 const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
 export interface PtyProcess {
@@ -33,7 +35,8 @@ export function startInPty(
   child.stderr.on("data", (d) => (out += d));
   let code: number | null | undefined;
   child.on("exit", (c) => (code = c));
-  return {
+  // SIGKILL to `script` closes the terminal, and the CLI in it gets SIGHUP.
+  return track({
     output: () => out,
     async waitForOutput(description, predicate, timeoutMs = 30_000) {
       await waitFor(`the terminal to show ${description}`, () => predicate(out), timeoutMs);
@@ -47,7 +50,7 @@ export function startInPty(
       return code as number | null;
     },
     kill: () => child.kill("SIGKILL"),
-  };
+  });
 }
 
 /**
@@ -67,7 +70,7 @@ export function screen(output: string, columns: number): string[] {
   for (let i = 0; i < output.length; i++) {
     const ch = output[i] as string;
     if (ch === "\x1b" && output[i + 1] === "[") {
-      const match = /^\x1b\[([?0-9;]*)([A-Za-z])/.exec(output.slice(i));
+      const match = CSI.exec(output.slice(i));
       if (!match) continue;
       i += match[0].length - 1;
       const n = Number.parseInt(match[1] || "0", 10);
