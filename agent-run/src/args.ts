@@ -17,6 +17,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export const DEFAULT_URL = "http://localhost:8787";
 export const DEFAULT_GIVE_UP_MS = 300_000;
+export const DEFAULT_CHECK_MS = 30_000;
 
 /** Bad flags or arguments: usage is printed and the CLI exits 64. */
 export class UsageError extends Error {
@@ -66,9 +67,9 @@ export const COMMANDS = {
   },
   watch: {
     args: ["ID"],
-    synopsis: "watch ID [--after N] [--json] [--give-up-ms MS]",
+    synopsis: "watch ID [--after N] [--json] [--give-up-ms MS] [--check-ms MS]",
     summary: "follow the run live until it ends (exit 0 succeeded, 1 failed, 2 cancelled, 3 timed_out)",
-    options: { after: str, "give-up-ms": str, ...json },
+    options: { after: str, "give-up-ms": str, "check-ms": str, ...json },
   },
   send: {
     args: ["ID", "TEXT"],

@@ -35,7 +35,12 @@ export class Api {
   }
 
   /** `path` is encoded by the caller (see `runPath`). Resolves with the parsed JSON body of a 2xx. */
-  async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<{ status: number; body: T }> {
     const target = this.url + path;
     let res: Response;
     try {
@@ -43,13 +48,13 @@ export class Api {
         method,
         headers: { authorization: `Bearer ${this.key}`, "content-type": "application/json" },
         body: body === undefined ? null : JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
-      throw networkError(this.url, err);
+      throw networkError(this.url, err, timeoutMs);
     }
     const text = await res.text().catch((err: unknown) => {
-      throw networkError(this.url, err);
+      throw networkError(this.url, err, timeoutMs);
     });
     let json: unknown;
     try {
@@ -64,8 +69,8 @@ export class Api {
     return { status: res.status, body: json as T };
   }
 
-  async getRun(runId: string): Promise<RunRecord> {
-    return (await this.call<RunRecord>("GET", runPath(runId))).body;
+  async getRun(runId: string, timeoutMs?: number): Promise<RunRecord> {
+    return (await this.call<RunRecord>("GET", runPath(runId), undefined, timeoutMs)).body;
   }
 }
 
@@ -89,10 +94,10 @@ function describeBody(res: Response, text: string): string {
 }
 
 /** A failure to talk to the server at all: refused, reset, DNS, or no answer in time. */
-export function networkError(url: string, err: unknown): CliError {
+export function networkError(url: string, err: unknown, timeoutMs = REQUEST_TIMEOUT_MS): CliError {
   const error = err as Error & { cause?: { code?: string; message?: string } };
   if (error.name === "TimeoutError" || error.name === "AbortError") {
-    return new CliError("timeout", `${url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
+    return new CliError("timeout", `${url} did not answer within ${timeoutMs} ms`);
   }
   const cause = error.cause?.code ?? error.cause?.message ?? error.message;
   return new CliError("unreachable", `cannot reach ${url} (${cause}); is the server running? (npm start)`);

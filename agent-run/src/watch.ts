@@ -6,6 +6,7 @@ import { isTerminal, type RunEvent, type RunStatus } from "../../src/protocol/in
 import { EXIT, type ExitCode } from "./args.ts";
 import { type Api, CliError, runPath } from "./client.ts";
 import { paintFor } from "./format.ts";
+import { type Liveness, watchLiveness } from "./liveness.ts";
 import { jsonView, plainView, ttyView, type View } from "./views.ts";
 
 export interface WatchOptions {
@@ -13,6 +14,8 @@ export interface WatchOptions {
   json: boolean;
   /** Stop reconnecting after this long without a working connection. */
   giveUpMs: number;
+  /** How often to check over HTTP that the socket is still delivering the log. */
+  checkMs: number;
 }
 
 const OUTCOME_EXIT: Record<string, ExitCode> = {
@@ -26,6 +29,12 @@ const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
 
 type Attempt = { kind: "end"; status: RunStatus } | { kind: "dropped"; reason: string };
+
+interface Connection {
+  done: Promise<Attempt>;
+  /** Gives up on this socket (it went stale). */
+  drop(reason: string): void;
+}
 
 interface FrameHandlers {
   events(events: RunEvent[]): void;
@@ -51,6 +60,7 @@ export async function watchRun(api: Api, runId: string, options: WatchOptions): 
       ? ttyView(viewOptions)
       : plainView(viewOptions);
   let finished = false;
+  let liveness: Liveness | null = null;
   const onSigint = () => {
     view.finish(null);
     process.exit(EXIT.interrupted);
@@ -80,8 +90,18 @@ export async function watchRun(api: Api, runId: string, options: WatchOptions): 
         view.status(status);
       },
     };
+    let current: Connection | null = null;
+    liveness = watchLiveness(
+      api,
+      runId,
+      options.checkMs,
+      () => lastSeq,
+      (reason) => current?.drop(reason),
+    );
     for (;;) {
-      const result = await connectOnce(api, runId, lastSeq, handlers);
+      current = connect(api, runId, lastSeq, handlers);
+      liveness.reset();
+      const result = await current.done;
       if (result.kind === "end") {
         finished = true;
         view.finish(result.status);
@@ -104,6 +124,7 @@ export async function watchRun(api: Api, runId: string, options: WatchOptions): 
       }
     }
   } finally {
+    liveness?.stop();
     process.off("SIGINT", onSigint);
     if (!finished) view.finish(null);
   }
@@ -133,11 +154,12 @@ export function watchSocketUrl(api: Api, runId: string, after: number): string {
   return `${api.url.replace(/^http/, "ws")}${runPath(runId, "/watch")}?after=${after}`;
 }
 
-/** One connection: resolves when the run ends or the socket drops, whichever comes first. */
-function connectOnce(api: Api, runId: string, after: number, handlers: FrameHandlers): Promise<Attempt> {
+/** One connection: done when the run ends or the socket drops, whichever comes first. */
+function connect(api: Api, runId: string, after: number, handlers: FrameHandlers): Connection {
   const Ctor = (globalThis as unknown as { WebSocket?: NodeWebSocketCtor }).WebSocket;
   if (!Ctor) throw new CliError("unsupported", "this Node has no WebSocket client (Node 22 or later is needed)");
-  return new Promise((resolve) => {
+  let drop: (reason: string) => void = () => {};
+  const done = new Promise<Attempt>((resolve) => {
     // The key goes in a header, not the URL (Node's client can set headers; browsers cannot).
     const ws = new Ctor(watchSocketUrl(api, runId, after), { headers: { authorization: `Bearer ${api.key}` } });
     let settled = false;
@@ -170,7 +192,9 @@ function connectOnce(api: Api, runId: string, after: number, handlers: FrameHand
     );
     // Node's client reports a refused upgrade with an error and may never send a close.
     ws.addEventListener("error", () => settle({ kind: "dropped", reason: "socket error" }));
+    drop = (reason) => settle({ kind: "dropped", reason });
   });
+  return { done, drop: (reason) => drop(reason) };
 }
 
 function parseFrame(data: unknown): Record<string, unknown> | null {

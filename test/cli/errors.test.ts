@@ -41,7 +41,7 @@ describe("usage", () => {
     expect(watch).toEqual({
       code: 0,
       stdout:
-        "usage: agent-run watch ID [--after N] [--json] [--give-up-ms MS] [--url URL] [--key KEY]\n" +
+        "usage: agent-run watch ID [--after N] [--json] [--give-up-ms MS] [--check-ms MS] [--url URL] [--key KEY]\n" +
         "  follow the run live until it ends (exit 0 succeeded, 1 failed, 2 cancelled, 3 timed_out)\n",
       stderr: "",
     });

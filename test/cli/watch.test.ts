@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { lines, ndjson, startCli } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
+import { startFreezingProxy } from "./harness/proxy.ts";
 import type { TestRunner } from "./harness/runner.ts";
 import { afterApproval, beforeApproval, expectedTranscript, maskTimes, render } from "./harness/session.ts";
 
@@ -126,6 +127,27 @@ describe("watch", () => {
         expect.stringMatching(/^agent-run: connection lost \(.+\); reconnecting after seq 6$/),
         expect.stringMatching(/^agent-run: reconnected; resuming after seq 6$/),
       ]);
+    }
+  });
+
+  test("a socket that goes silent while the log moves on is noticed (--check-ms) and replaced, nothing lost", async () => {
+    const { run, runner } = await edge.claimedRun({ runId: "w-silent" });
+    const proxy = await startFreezingProxy(Number(new URL(edge.url).port));
+    try {
+      const json = startCli(proxy.url, ["watch", run.id, "--json", "--check-ms", "300"]);
+      await json.waitForStdout("the claim", (out) => out.includes("run.claimed"));
+      expect(proxy.freezeAll()).toBeGreaterThan(0);
+      await runner.emit([{ type: "CUSTOM", data: { name: "after-freeze", value: 1 } }]);
+      await json.waitForStdout("the event sent after the freeze", (out) => out.includes("after-freeze"));
+      await runner.complete({ status: "succeeded" });
+      expect(await json.waitExit()).toBe(0);
+      expect(ndjson<RunEvent>(json.stdout())).toEqual(await edge.api.events(run.id));
+      expect(lines(json.stderr())).toEqual([
+        "agent-run: connection lost (the log is at seq 3 but the socket stopped at 2); reconnecting after seq 2",
+        "agent-run: reconnected; resuming after seq 2",
+      ]);
+    } finally {
+      await proxy.close();
     }
   });
 });
