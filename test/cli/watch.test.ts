@@ -87,6 +87,7 @@ describe("watch", () => {
     const impatient = startCli(edge.url, ["watch", run.id, "--json", "--give-up-ms", "1500"]);
     const seqs = (text: string) => ndjson<RunEvent>(text).map((e) => e.seq);
     for (const proc of [json, impatient]) await proc.waitForStdout("seq 6", (out) => seqs(out).includes(6));
+    await plain.waitForStdout("seq 6", (out) => out.endsWith("assistant: Looking at the failing "));
 
     await edge.stop();
     await runner.dropped();

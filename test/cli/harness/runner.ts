@@ -17,6 +17,7 @@ export class TestRunner {
   private frames: Frame[] = [];
   /** Commands handed over in `claimed`, before any that arrive as frames. */
   private claimedCommands: Frame[] = [];
+  /** No claimed socket: nothing to heartbeat. */
   private closed = true;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   epoch = 0;
@@ -33,22 +34,28 @@ export class TestRunner {
     const target = `${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner?token=${encodeURIComponent(this.token)}`;
     const ws = new WebSocket(target);
     this.ws = ws;
+    this.closed = true;
     this.frames = [];
     let failed = false;
-    ws.addEventListener("message", (ev) => this.frames.push(JSON.parse(String(ev.data)) as Frame));
-    ws.addEventListener("close", () => (this.closed = true));
+    // Events from a socket this runner has since replaced are ignored.
+    ws.addEventListener("message", (ev) => {
+      if (this.ws === ws) this.frames.push(JSON.parse(String(ev.data)) as Frame);
+    });
+    ws.addEventListener("close", () => {
+      if (this.ws === ws) this.closed = true;
+    });
     ws.addEventListener("error", () => (failed = true));
     await waitFor(`runner socket for ${this.runId} to open`, () => {
       if (failed) throw new Error("runner socket failed to open");
       return ws.readyState === WebSocket.OPEN;
     });
-    this.closed = false;
     const hello: Record<string, unknown> = { type: "hello", runnerId: "test-runner", lastSourceSeq: this.sent };
     if (this.epoch > 0) hello.epoch = this.epoch;
     ws.send(JSON.stringify(hello));
     const claimed = await this.next("claimed");
     this.epoch = claimed.epoch as number;
     this.claimedCommands = [...(claimed.commands as Frame[])];
+    this.closed = false; // heartbeats only now, with the new epoch
     this.heartbeat ??= setInterval(() => {
       if (!this.closed) this.ws?.send(JSON.stringify({ type: "heartbeat", epoch: this.epoch }));
     }, 5000);
