@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
-import { lines, ndjson, startCli } from "./harness/cli.ts";
+import { expectExit, lines, ndjson, startCli } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
 import { startFreezingProxy } from "./harness/proxy.ts";
 import type { TestRunner } from "./harness/runner.ts";
@@ -31,9 +31,9 @@ describe("watch", () => {
     await plain.waitForStdout("the approval request", (out) => out.includes("approval r-1 requested"));
     await approveAndFinish(run.id, runner);
 
-    expect(await plain.waitExit()).toBe(0);
-    expect(await json.waitExit()).toBe(0);
-    expect(await late.waitExit()).toBe(0);
+    await expectExit(plain, 0);
+    await expectExit(json, 0);
+    await expectExit(late, 0);
     const stored = await edge.api.events(run.id);
     expect(maskTimes(lines(plain.stdout()))).toEqual(expectedTranscript(run.id));
     expect(plain.stdout()).toBe(render(run.id, stored));
@@ -47,19 +47,19 @@ describe("watch", () => {
     const failed = startCli(edge.url, ["watch", "x-failed"]);
     await failed.waitForStdout("the claim", (out) => out.includes("claimed by test-runner"));
     await failing.runner.complete({ status: "failed", exitCode: 2, error: { code: "agent_exit", message: "boom" } });
-    expect(await failed.waitExit()).toBe(1);
+    await expectExit(failed, 1);
     expect(lines(failed.stdout()).at(-1)).toMatch(/^\d\d:\d\d:\d\d run finished · failed · exit 2 · agent_exit: boom$/);
 
     await edge.api.createRun({ runId: "x-cancelled" });
     const cancelled = startCli(edge.url, ["watch", "x-cancelled", "--json"]);
     await cancelled.waitForStdout("run.created", (out) => out.includes("run.created"));
     await edge.api.request("POST", "/v1/runs/x-cancelled/cancel", { reason: "not needed" });
-    expect(await cancelled.waitExit()).toBe(2);
+    await expectExit(cancelled, 2);
     expect(ndjson<RunEvent>(cancelled.stdout())).toEqual(await edge.api.events("x-cancelled"));
 
     await edge.api.createRun({ runId: "x-timed-out", timeouts: { claimMs: 1000 } });
     const timedOut = startCli(edge.url, ["watch", "x-timed-out"]);
-    expect(await timedOut.waitExit()).toBe(3);
+    await expectExit(timedOut, 3);
     expect(lines(timedOut.stdout()).at(-1)).toMatch(/run finished · timed_out · claim_timeout: /);
 
     for (const [runId, code] of [
@@ -91,7 +91,7 @@ describe("watch", () => {
 
     await edge.stop();
     await runner.dropped();
-    expect(await impatient.waitExit()).toBe(4);
+    await expectExit(impatient, 4);
     expect(lines(impatient.stderr())).toEqual([
       expect.stringMatching(/^agent-run: connection lost \(.+\); reconnecting after seq 6$/),
       expect.stringMatching(
@@ -105,8 +105,8 @@ describe("watch", () => {
     await runner.claim();
     await runner.emit(session.slice(4));
     await approveAndFinish(run.id, runner);
-    expect(await plain.waitExit()).toBe(0);
-    expect(await json.waitExit()).toBe(0);
+    await expectExit(plain, 0);
+    await expectExit(json, 0);
 
     const stored = await edge.api.events(run.id);
     expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
@@ -141,7 +141,7 @@ describe("watch", () => {
       await runner.emit([{ type: "CUSTOM", data: { name: "after-freeze", value: 1 } }]);
       await json.waitForStdout("the event sent after the freeze", (out) => out.includes("after-freeze"));
       await runner.complete({ status: "succeeded" });
-      expect(await json.waitExit()).toBe(0);
+      await expectExit(json, 0);
       expect(ndjson<RunEvent>(json.stdout())).toEqual(await edge.api.events(run.id));
       expect(lines(json.stderr())).toEqual([
         "agent-run: connection lost (the log is at seq 3 but the socket stopped at 2); reconnecting after seq 2",

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { expect } from "vitest";
 import { waitFor } from "../../support/wait.ts";
 import { REPO } from "../../support/wrangler-dev.ts";
 
@@ -119,3 +120,9 @@ export function ndjson<T = Record<string, unknown>>(text: string): T[] {
 
 /** The one-line error shape every HTTP or socket error takes. */
 export const ERROR_LINE = /^agent-run: [a-z_0-9]+: [^\n]+\n$/;
+
+/** Waits for the exit and checks its status; a mismatch shows what the process said on stderr. */
+export async function expectExit(proc: { waitExit(): Promise<number | null>; stderr(): string }, code: number) {
+  const exit = await proc.waitExit();
+  expect({ exit, stderr: proc.stderr() }).toMatchObject({ exit: code });
+}

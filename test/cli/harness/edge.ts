@@ -108,9 +108,11 @@ export function useEdge(): EdgeContext {
     ctx.url = dev.url;
     ctx.api = new Api(dev.url);
   });
-  afterEach(() => {
+  afterEach((context) => {
     for (const runner of runners.splice(0)) runner.close();
     killLeftovers();
+    // A failure may be the server's doing: show what it said.
+    if (context.task.result?.state === "fail") console.error(`wrangler dev output:\n${dev?.output().slice(-3000)}`);
   });
   afterAll(async () => {
     await dev?.stop();
