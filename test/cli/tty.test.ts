@@ -60,6 +60,18 @@ describe("watch on a terminal", () => {
     expect(screen(tty.output(), COLUMNS).at(-1)).toMatch(/^✘ tty-2 cancelled · \d+s · 3 events$/);
   });
 
+  test("Ctrl-C takes the status line away, leaves the transcript, and exits 130", async () => {
+    await edge.api.createRun({ runId: "tty-4" });
+    const tty = startInPty(edge.url, ["watch", "tty-4"], { columns: COLUMNS, rows: 50 }, { env: { NO_COLOR: "1" } });
+    await tty.waitForOutput(
+      "the status line",
+      () => screen(tty.output(), COLUMNS).at(-1)?.includes("tty-4 · queued") ?? false,
+    );
+    tty.type("\x03");
+    expect(await tty.waitExit()).toBe(130);
+    expect(screen(tty.output(), COLUMNS)).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d run tty-4 created$/)]);
+  });
+
   test("a streaming message wider than the terminal wraps, and redraws in place as it grows", async () => {
     const { run, runner } = await edge.claimedRun({ runId: "tty-3" });
     const columns = 40;

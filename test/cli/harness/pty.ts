@@ -15,6 +15,8 @@ export interface PtyProcess {
   output(): string;
   waitForOutput(description: string, predicate: (output: string) => boolean, timeoutMs?: number): Promise<void>;
   waitExit(timeoutMs?: number): Promise<number | null>;
+  /** Keys typed at the terminal ("\x03" is Ctrl-C). */
+  type(keys: string): void;
   kill(): void;
 }
 
@@ -49,6 +51,7 @@ export function startInPty(
       );
       return code as number | null;
     },
+    type: (keys) => child.stdin.write(keys),
     kill: () => child.kill("SIGKILL"),
   });
 }
