@@ -5,9 +5,9 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { waitFor } from "../support/wait.ts";
-import { freePort, REPO, startWranglerDev } from "../support/wrangler-dev.ts";
-import { cli, cliEnv, ndjson, startCli } from "./harness/cli.ts";
-import { Api, useEdge } from "./harness/edge.ts";
+import { freePort, REPO } from "../support/wrangler-dev.ts";
+import { cli, cliEnv, expectExit, ndjson, startCli } from "./harness/cli.ts";
+import { useEdge } from "./harness/edge.ts";
 
 const edge = useEdge();
 const PACE_MS = "10";
@@ -114,11 +114,12 @@ function claims(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString("utf8"));
 }
 
-async function checkStoredRun(api: Api, runId: string, decision: "approve" | "deny"): Promise<RunEvent[]> {
-  const stored = await api.events(runId);
-  const runner = stored.filter((e) => e.source === "runner").map((e) => ({ type: e.type, data: e.data }));
+/** The log of a demo run: the agent's own events, element for element, and the control events around them. */
+function checkLog(events: RunEvent[], runId: string, decision: "approve" | "deny"): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  const runner = events.filter((e) => e.source === "runner").map((e) => ({ type: e.type, data: e.data }));
   expect(runner).toEqual(agentEvents(runId, decision));
-  expect(stored.filter((e) => e.source === "control").map((e) => e.type)).toEqual([
+  expect(events.filter((e) => e.source === "control").map((e) => e.type)).toEqual([
     "run.created",
     "run.claimed",
     "approval.resolved",
@@ -126,8 +127,7 @@ async function checkStoredRun(api: Api, runId: string, decision: "approve" | "de
     "command.acked",
     "run.finished",
   ]);
-  expect((await api.getRun(runId)).outcome).toEqual({ status: "succeeded", exitCode: 0 });
-  return stored;
+  expect(events.at(-1)?.data).toEqual({ outcome: { status: "succeeded", exitCode: 0 } });
 }
 
 describe("npm run demo", () => {
@@ -148,17 +148,17 @@ describe("npm run demo", () => {
       stderr: "",
     });
 
-    expect(await demo.waitExit()).toBe(0);
+    await expectExit(demo, 0);
     expect(demo.stdout().trim().split("\n").at(-1)).toBe(`run ${runId} succeeded`);
     expect(demo.stderr()).toBe("");
-    const stored = await checkStoredRun(edge.api, runId, "approve");
-    expect(await watcher.waitExit()).toBe(0);
+    const stored = await edge.api.events(runId);
+    checkLog(stored, runId, "approve");
+    await expectExit(watcher, 0);
     expect(ndjson<RunEvent>(watcher.stdout())).toEqual(stored);
   });
 
-  test("with nothing listening it starts a local server, and stops it when the demo ends, its state kept", async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+  test("with nothing listening it starts a local server, and stops it when the demo ends", async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
     const state = fs.mkdtempSync(path.join(os.tmpdir(), "demo-state-"));
     try {
       const demo = startDemo(url, { env: { AGENT_RUN_DEMO_STATE: state } });
@@ -166,21 +166,16 @@ describe("npm run demo", () => {
       expect(demo.stdout()).toContain(
         `nothing answers on ${url}; starting a local server for this demo (it stops when the demo ends)`,
       );
+      const watcher = startCli(url, ["watch", runId, "--json"]);
       const approve = await approvalCommand(demo);
       const denied = await cli(url, ["deny", ...approve.split(" ").slice(3), "--reason", "not today"]);
       expect(denied.code).toBe(0);
-      expect(await demo.waitExit()).toBe(0);
+      await expectExit(watcher, 0);
+      checkLog(ndjson<RunEvent>(watcher.stdout()), runId, "deny");
+      await expectExit(demo, 0);
       expect(demo.stdout().trim().split("\n").at(-1)).toBe(`run ${runId} succeeded`);
       const after = await cli(url, ["list"]);
       expect(after.stderr).toMatch(/^agent-run: unreachable: /);
-
-      // The state outlives the server: started again on it, the run is there to read.
-      const again = await startWranglerDev({}, 90_000, { port, persistTo: state });
-      try {
-        await checkStoredRun(new Api(url), runId, "deny");
-      } finally {
-        await again.stop();
-      }
     } finally {
       fs.rmSync(state, { recursive: true, force: true });
     }
@@ -191,7 +186,7 @@ describe("npm run demo", () => {
     const { runId } = await started(demo);
     await approvalCommand(demo);
     demo.child.kill("SIGINT");
-    expect(await demo.waitExit()).toBe(130);
+    await expectExit(demo, 130);
     const run = await edge.api.getRun(runId);
     expect(run.status).toBe("cancelled");
     expect(run.runner.connected).toBe(false);

@@ -63,10 +63,10 @@ describe("watch on a terminal", () => {
   test("Ctrl-C takes the status line away, leaves the transcript, and exits 130", async () => {
     await edge.api.createRun({ runId: "tty-4" });
     const tty = startInPty(edge.url, ["watch", "tty-4"], { columns: COLUMNS, rows: 50 }, { env: { NO_COLOR: "1" } });
-    await tty.waitForOutput(
-      "the status line",
-      () => screen(tty.output(), COLUMNS).at(-1)?.includes("tty-4 · queued") ?? false,
-    );
+    await tty.waitForOutput("the first event above the status line", () => {
+      const shown = screen(tty.output(), COLUMNS);
+      return (shown.at(-2)?.endsWith("run tty-4 created") && shown.at(-1)?.includes("tty-4 · queued")) ?? false;
+    });
     tty.type("\x03");
     expect(await tty.waitExit()).toBe(130);
     expect(screen(tty.output(), COLUMNS)).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d run tty-4 created$/)]);

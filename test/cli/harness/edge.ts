@@ -1,11 +1,7 @@
-import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { RunEvent, RunRecord } from "../../../src/protocol/index.ts";
 import { waitFor } from "../../support/wait.ts";
-import { type DevServer, freePort, startWranglerDev } from "../../support/wrangler-dev.ts";
+import { type DevServer, startWranglerDev } from "../../support/wrangler-dev.ts";
 import { KEY, killLeftovers } from "./cli.ts";
 import { TestRunner } from "./runner.ts";
 
@@ -72,27 +68,21 @@ export class Api {
 export interface EdgeContext {
   url: string;
   api: Api;
-  /** Stops the server (SIGTERM); start() brings it back on the same port with the same state. */
+  /** kill -9 of the server; its state stays for start(). */
   stop(): Promise<void>;
+  /** Starts it again on the same port with the same state. */
   start(): Promise<void>;
   /** Creates a run and claims it with a test runner. */
   claimedRun(body?: Record<string, unknown>): Promise<Created & { runner: TestRunner }>;
 }
 
-/** One real `wrangler dev` per file (restartable: its own state directory and a fixed port). */
+/** One real `wrangler dev` per file, which a test may crash and start again on its state. */
 export function useEdge(): EdgeContext {
   let dev: DevServer | undefined;
-  let state = "";
-  let port = 0;
   const runners: TestRunner[] = [];
   const ctx = {
-    async stop() {
-      await dev?.stop();
-      await waitFor(`port ${port} to be free after the stop`, () => portFree(port), 15_000, 100);
-    },
-    async start() {
-      dev = await startWranglerDev({}, 90_000, { port, persistTo: state });
-    },
+    stop: () => dev?.crash() ?? Promise.resolve(),
+    start: () => dev?.restart() ?? Promise.resolve(),
     async claimedRun(body: Record<string, unknown> = {}) {
       const created = await ctx.api.createRun(body);
       const runner = new TestRunner(ctx.url, created.run.id, created.runnerToken);
@@ -102,9 +92,7 @@ export function useEdge(): EdgeContext {
     },
   } as EdgeContext;
   beforeAll(async () => {
-    state = fs.mkdtempSync(path.join(os.tmpdir(), "cli-wrangler-state-"));
-    port = await freePort();
-    dev = await startWranglerDev({}, 90_000, { port, persistTo: state });
+    dev = await startWranglerDev();
     ctx.url = dev.url;
     ctx.api = new Api(dev.url);
   });
@@ -116,15 +104,6 @@ export function useEdge(): EdgeContext {
   });
   afterAll(async () => {
     await dev?.stop();
-    if (state) fs.rmSync(state, { recursive: true, force: true });
   });
   return ctx;
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.createServer();
-    probe.once("error", () => resolve(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
-  });
 }
