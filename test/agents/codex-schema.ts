@@ -21,14 +21,19 @@ export class CodexProtocol {
 
   constructor() {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "codex-schema-"));
-    const out = path.join(this.dir, "schema");
-    execFileSync(CODEX_BIN, ["app-server", "generate-json-schema", "--out", out], {
-      env: { PATH: process.env.PATH, HOME: this.dir },
-      stdio: "ignore",
-      timeout: 30_000,
-    });
-    this.index("ServerNotification.json", this.notifications);
-    this.index("ServerRequest.json", this.requests);
+    try {
+      const out = path.join(this.dir, "schema");
+      execFileSync(CODEX_BIN, ["app-server", "generate-json-schema", "--out", out], {
+        env: { PATH: process.env.PATH, HOME: this.dir },
+        stdio: "ignore",
+        timeout: 30_000,
+      });
+      this.index("ServerNotification.json", this.notifications);
+      this.index("ServerRequest.json", this.requests);
+    } catch (err) {
+      this.dispose();
+      throw err;
+    }
   }
 
   /** Problems with `msg` as codex would print it, or [] (`requestMethod`: what an id answered). */
