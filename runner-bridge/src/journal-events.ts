@@ -1,5 +1,5 @@
 import type { RunnerEvent } from "../../src/protocol/index.ts";
-import { TEXT_EVENT } from "./adapters/common.ts";
+import { fitEvent } from "./adapters/agui/fit.ts";
 import type { Adapter } from "./adapters/types.ts";
 import type { Envelope } from "./command-file.ts";
 import { JournalReader } from "./journal.ts";
@@ -10,9 +10,6 @@ export interface JournalEvent {
   event: RunnerEvent;
   reactions: Envelope[][];
 }
-
-/** An event larger than this becomes a truncated text event, so it always fits in a frame. */
-const MAX_EVENT_BYTES = 800 * 1024;
 
 /**
  * The journal read through the adapter: line N becomes the event with sourceSeq N. Reading again
@@ -71,14 +68,4 @@ export class JournalEvents {
     this.reader = new JournalReader(this.file, this.nonce);
     this.current = this.makeAdapter();
   }
-}
-
-/** An event too large for a frame becomes a (deterministically) truncated text event. */
-export function fitEvent(event: RunnerEvent, line: string): RunnerEvent {
-  if (Buffer.byteLength(JSON.stringify(event)) <= MAX_EVENT_BYTES) return event;
-  return {
-    sourceSeq: event.sourceSeq,
-    type: TEXT_EVENT,
-    data: { delta: line.slice(0, 64 * 1024), truncated: true, length: line.length },
-  };
 }

@@ -5,6 +5,7 @@ import { CommandFile } from "../../runner-bridge/src/command-file.ts";
 import { runPaths } from "../../runner-bridge/src/rundir.ts";
 import { journalLines } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
+import { custom, nameOf, textLine } from "./harness/ndjson-events.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
@@ -43,17 +44,9 @@ describe("commands are applied once", () => {
     await t.api.command(run.id, { commandId: "cmd-finish", type: "input", text: "finish" });
     expect(await successor.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
-      { sourceSeq: 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: "ready" } },
-      {
-        sourceSeq: 2,
-        type: "agent.received",
-        data: { line: { type: "input", text: "hello", commandId: "cmd-hello" } },
-      },
-      {
-        sourceSeq: 3,
-        type: "agent.received",
-        data: { line: { type: "input", text: "finish", commandId: "cmd-finish" } },
-      },
+      textLine(1, "ready"),
+      custom(2, "agent.received", { line: { type: "input", text: "hello", commandId: "cmd-hello" } }),
+      custom(3, "agent.received", { line: { type: "input", text: "finish", commandId: "cmd-finish" } }),
     ]);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
@@ -67,8 +60,8 @@ describe("commands are applied once", () => {
     await waitFor("the agent to report the SIGINT", async () => (await t.api.runnerEvents(run.id)).length === 2);
     await t.api.command(run.id, { commandId: "in-1", type: "input", text: "bye" });
     expect(await bridge.waitExit()).toBe(0);
-    expect((await t.api.runnerEvents(run.id)).map((e) => e.type)).toEqual([
-      "TEXT_MESSAGE_CONTENT",
+    expect((await t.api.runnerEvents(run.id)).map(nameOf)).toEqual([
+      "TEXT_MESSAGE_CHUNK",
       "agent.sigint",
       "agent.received",
     ]);
@@ -95,20 +88,16 @@ describe("approvals round-trip", () => {
     const events = await t.api.runnerEvents(run.id);
     expect(events).toEqual([
       { sourceSeq: 1, type: "approval.requested", data: { requestId: "r1", action: "rm -rf build" } },
-      {
-        sourceSeq: 2,
-        type: "agent.received",
-        data: {
-          line: {
-            type: "approval.resolved",
-            requestId: "r1",
-            decision: "approve",
-            reason: "looks fine",
-            commandId: expect.any(String),
-          },
+      custom(2, "agent.received", {
+        line: {
+          type: "approval.resolved",
+          requestId: "r1",
+          decision: "approve",
+          reason: "looks fine",
+          commandId: expect.any(String),
         },
-      },
-      { sourceSeq: 3, type: "TEXT_MESSAGE_CONTENT", data: { delta: "approved work done" } },
+      }),
+      textLine(3, "approved work done"),
     ]);
     const final = await t.api.getRun(run.id);
     expect(final.status).toBe("succeeded");

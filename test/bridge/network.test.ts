@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { marker, touch, useEdge } from "./harness/context.ts";
+import { textLine } from "./harness/ndjson-events.ts";
 import { type CutProxy, startProxy } from "./harness/proxy.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -12,11 +13,8 @@ afterEach(async () => {
 });
 
 const PAUSED_RUN_LINES = ["before 1", "before 2", "before 3", "after 1", "after 2"];
-const PAUSED_RUN_TRANSCRIPT = PAUSED_RUN_LINES.map((delta, i) => ({
-  sourceSeq: i + 1,
-  type: "TEXT_MESSAGE_CONTENT",
-  data: { delta },
-}));
+// five text lines in a row: one assistant message, named after its first line
+const PAUSED_RUN_TRANSCRIPT = PAUSED_RUN_LINES.map((line, i) => textLine(i + 1, line, 1));
 
 /** A run whose agent printed three lines and waits for `go` before its last two. */
 async function startPausedRun(edgeUrl?: string) {
@@ -65,11 +63,7 @@ describe("the connection is cut under the bridge", () => {
     const expected = [];
     for (let phase = 0; phase < PHASES; phase++) {
       for (let i = 1; i <= PER_PHASE; i++) {
-        expected.push({
-          sourceSeq: phase * PER_PHASE + i,
-          type: "TEXT_MESSAGE_CONTENT",
-          data: { delta: `phase ${phase} line ${i}` },
-        });
+        expected.push(textLine(phase * PER_PHASE + i, `phase ${phase} line ${i}`, 1));
       }
     }
     expect(await t.api.runnerEvents(run.id)).toEqual(expected);

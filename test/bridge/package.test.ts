@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { tempDir } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
 import { REPO } from "./harness/edge.ts";
+import { textLine } from "./harness/ndjson-events.ts";
 
 const t = useEdge();
 
@@ -52,7 +53,7 @@ describe("packing runner-bridge on its own", () => {
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
       { sourceSeq: 1, type: "RUN_STARTED", data: {} },
-      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "packed and running" } },
+      textLine(2, "packed and running"),
       { sourceSeq: 3, type: "RUN_FINISHED", data: {} },
     ]);
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { alive } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
+import { custom, textLine } from "./harness/ndjson-events.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
@@ -26,14 +27,14 @@ describe("a full run", () => {
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
       { sourceSeq: 1, type: "RUN_STARTED", data: { threadId: "t1" } },
-      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "plain text from the agent" } },
-      { sourceSeq: 3, type: "tool.call", data: { name: "ls", args: { path: "." } } },
-      { sourceSeq: 4, type: "TEXT_MESSAGE_CONTENT", data: { delta: "[1,2,3]" } },
-      { sourceSeq: 5, type: "TEXT_MESSAGE_CONTENT", data: { delta: '{"no":"type"}' } },
-      { sourceSeq: 6, type: "TEXT_MESSAGE_CONTENT", data: { delta: '{"type":42}' } },
-      { sourceSeq: 7, type: "TEXT_MESSAGE_CONTENT", data: { delta: "" } },
+      textLine(2, "plain text from the agent"),
+      custom(3, "tool.call", { name: "ls", args: { path: "." } }),
+      textLine(4, "[1,2,3]"),
+      textLine(5, '{"no":"type"}', 4),
+      textLine(6, '{"type":42}', 4),
+      textLine(7, "", 4),
       // an agent's own look-alike of the exit sentinel is ordinary data
-      { sourceSeq: 8, type: "TEXT_MESSAGE_CONTENT", data: { delta: '{"__exit":0}' } },
+      textLine(8, '{"__exit":0}', 4),
       { sourceSeq: 9, type: "RUN_FINISHED", data: {} },
     ]);
     const final = await t.api.getRun(run.id);
@@ -52,9 +53,7 @@ describe("a full run", () => {
     expect(final.outcome?.exitCode).toBe(3);
     expect(final.outcome?.error?.code).toBe("agent_exit");
     expect(final.outcome?.error?.message).toContain("fatal: disk on fire");
-    expect(await t.api.runnerEvents(run.id)).toEqual([
-      { sourceSeq: 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: "working" } },
-    ]);
+    expect(await t.api.runnerEvents(run.id)).toEqual([textLine(1, "working")]);
   });
 });
 
@@ -64,7 +63,7 @@ describe("large output", () => {
     const { run, bridge } = await t.startRun({ agent: t.agent(steps) });
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual(
-      Array.from({ length: 1200 }, (_, i) => ({ sourceSeq: i + 1, type: "tick", data: { i } })),
+      Array.from({ length: 1200 }, (_, i) => custom(i + 1, "tick", { i })),
     );
     expect((await t.api.getRun(run.id)).status).toBe("succeeded");
   });
@@ -76,10 +75,15 @@ describe("large output", () => {
     expect(await t.api.runnerEvents(run.id)).toEqual([
       {
         sourceSeq: 1,
-        type: "TEXT_MESSAGE_CONTENT",
-        data: { delta: huge.slice(0, 256 * 1024), truncated: true, length: 300_000 },
+        type: "TEXT_MESSAGE_CHUNK",
+        data: {
+          messageId: "line-1",
+          role: "assistant",
+          delta: `${huge.slice(0, 256 * 1024)}\n`,
+          metadata: { truncated: true, length: 300_000 },
+        },
       },
-      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "next" } },
+      textLine(2, "next", 1),
     ]);
   });
 });
@@ -118,12 +122,10 @@ describe("secrets", () => {
     touch(go);
     expect(await bridge.waitExit()).toBe(0);
     expect(await t.api.runnerEvents(run.id)).toEqual([
-      {
-        sourceSeq: 1,
-        type: "env.report",
-        data: { vars: { SECRET_TOKEN: createHash("sha256").update(secret).digest("hex"), NOT_PASSED: null } },
-      },
-      { sourceSeq: 2, type: "TEXT_MESSAGE_CONTENT", data: { delta: "done" } },
+      custom(1, "env.report", {
+        vars: { SECRET_TOKEN: createHash("sha256").update(secret).digest("hex"), NOT_PASSED: null },
+      }),
+      textLine(2, "done"),
     ]);
     expect(JSON.stringify([await t.api.events(run.id), await t.api.getRun(run.id)])).not.toContain(secret);
     expect(bridge.stdout() + bridge.stderr()).not.toContain(secret);

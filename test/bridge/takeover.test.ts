@@ -3,18 +3,18 @@ import { describe, expect, it } from "vitest";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { alive, journalLines } from "./harness/bridge.ts";
 import { marker, touch, useEdge } from "./harness/context.ts";
+import { custom, textLine } from "./harness/ndjson-events.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
 
-const text = (sourceSeq: number, delta: string) => ({ sourceSeq, type: "TEXT_MESSAGE_CONTENT", data: { delta } });
 const SIX = [
-  { sourceSeq: 1, type: "step", data: { n: 1 } },
-  text(2, "two"),
-  { sourceSeq: 3, type: "step", data: { n: 3 } },
-  text(4, "four"),
-  { sourceSeq: 5, type: "step", data: { n: 5 } },
-  text(6, "six"),
+  custom(1, "step", { n: 1 }),
+  textLine(2, "two"),
+  custom(3, "step", { n: 3 }),
+  textLine(4, "four"),
+  custom(5, "step", { n: 5 }),
+  textLine(6, "six"),
 ];
 function sixStepAgent(paused: string, go: string) {
   return t.agent([

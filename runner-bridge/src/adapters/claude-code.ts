@@ -1,28 +1,31 @@
 import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { Envelope } from "../command-file.ts";
-import { clip, exitOutcome, parseObject, typedEvent } from "./common.ts";
+import { claudeEvents, resultError } from "./agui/claude-events.ts";
+import { clip, exitOutcome, parseObject } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
 
 /**
  * Claude Code in `-p --input-format stream-json --output-format stream-json --verbose` mode
- * (add `--permission-prompt-tool stdio` for approvals to reach the edge).
+ * (add `--permission-prompt-tool stdio` for approvals to reach the edge, and
+ * `--include-partial-messages` to stream text as it is written).
  *
- * Output lines are typed JSON messages (`system`/`assistant`/`user`/`stream_event`/`result`),
- * each becoming an event of that type with the other fields as data, except:
- * - `control_request` with `request.subtype == "can_use_tool"` → `approval.requested` with data
- *   `{requestId: request_id, toolName, input, ...}`; the decision is answered with a
- *   `control_response` (`behavior: "allow"` with the original input as `updatedInput`, or
- *   `behavior: "deny"` with a message);
- * - other control requests (hook callbacks, SDK MCP messages) are answered with an error response.
+ * Each output line becomes one AG-UI event (agui/claude-events.ts, docs/ADAPTERS.md): `system/init`
+ * reports the session as `agent.session`, a `result` ends the turn's AG-UI run, and a
+ * `control_request` with `request.subtype == "can_use_tool"` becomes `approval.requested` with
+ * data `{requestId: request_id, toolName, input, toolCallId, ...}`; the decision is answered with
+ * a `control_response` (`behavior: "allow"` with the original input as `updatedInput`, or
+ * `behavior: "deny"` with a message). Other control requests (hook callbacks, SDK MCP messages)
+ * are answered with an error response.
  * Input: `{"type":"user","message":{"role":"user","content":TEXT},...}` lines; `--prompt` is
  * the first one. Interrupt: a `control_request` with subtype `interrupt`. A `result` message ends
- * the turn and closes stdin, so the CLI exits; `is_error` makes the run fail.
+ * the turn and closes stdin, so the CLI exits; `is_error` makes the run fail with its text.
  */
 export function claudeCodeAdapter(): Adapter {
   const permissionRequests = new Map<string, { input: unknown }>();
   let results = 0;
   let closed = false;
-  let lastResult: { isError: boolean; subtype: string; text: string } | null = null;
+  let failure: { code: string; message: string } | null = null;
+  const toEvent = claudeEvents();
 
   const env = (commandId: string, message: unknown): Envelope => ({ commandId, line: JSON.stringify(message) });
   const userMessage = (text: string) => ({
@@ -47,20 +50,15 @@ export function claudeCodeAdapter(): Adapter {
     },
     onLine(text): LineResult {
       const msg = parseObject(text);
+      const event = toEvent(msg, text);
       if (msg?.type === "control_request" && typeof msg.request_id === "string") {
         const request = (msg.request ?? {}) as Record<string, unknown>;
         if (request.subtype === "can_use_tool") {
-          const { subtype: _subtype, tool_name, input, ...rest } = request;
-          permissionRequests.set(msg.request_id, { input });
-          return {
-            event: {
-              type: "approval.requested",
-              data: { requestId: msg.request_id, toolName: tool_name, input, ...rest },
-            },
-          };
+          permissionRequests.set(msg.request_id, { input: request.input });
+          return { event };
         }
         return {
-          event: { type: "control_request", data: { request_id: msg.request_id, request } },
+          event,
           reactions: [
             [
               env(`claude:unsupported:${msg.request_id}`, {
@@ -78,15 +76,11 @@ export function claudeCodeAdapter(): Adapter {
       const reactions: Envelope[][] = [];
       if (msg?.type === "result") {
         results++;
-        lastResult = {
-          isError: msg.is_error === true,
-          subtype: typeof msg.subtype === "string" ? msg.subtype : "unknown",
-          text: typeof msg.result === "string" ? msg.result : "",
-        };
+        failure = msg.is_error === true ? resultError(msg) : null;
         closed = true;
         reactions.push([{ commandId: `claude:close:${results}`, close: true }]);
       }
-      return { event: typedEvent(text, msg), reactions };
+      return { event, reactions };
     },
     command(cmd: CommandFrame): CommandPlan {
       switch (cmd.kind) {
@@ -129,12 +123,7 @@ export function claudeCodeAdapter(): Adapter {
     },
     outcome(exit, ctx): RunnerOutcome {
       if (ctx.cancelled) return exitOutcome(exit, ctx);
-      if (lastResult?.isError) {
-        return {
-          status: "failed",
-          error: { code: `claude_${lastResult.subtype}`, message: clip(lastResult.text || lastResult.subtype) },
-        };
-      }
+      if (failure) return { status: "failed", error: { code: failure.code, message: clip(failure.message) } };
       return exitOutcome(exit, ctx);
     },
   };

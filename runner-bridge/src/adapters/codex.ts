@@ -1,7 +1,8 @@
 import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { Envelope } from "../command-file.ts";
 import type { RunSpec } from "../rundir.ts";
-import { clip, exitOutcome, parseObject, textEvent } from "./common.ts";
+import { APPROVAL_METHODS, codexEvents, INIT_ID, THREAD_ID } from "./agui/codex-events.ts";
+import { clip, exitOutcome, parseObject } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
 
 /**
@@ -9,29 +10,17 @@ import type { Adapter, CommandPlan, LineResult } from "./types.ts";
  *
  * The bridge (through the inbox) sends `initialize`, then the `initialized` notification and
  * `thread/start`, then `turn/start` with `--prompt` once the thread id is known. Each journal
- * line becomes one event:
- * - a notification `{method, params}` → event `method` (e.g. `item/agentMessage/delta`,
- *   `turn/completed`) with data `params`;
- * - a server request `item/commandExecution/requestApproval` / `item/fileChange/requestApproval`
- *   (and the older `execCommandApproval` / `applyPatchApproval`) → `approval.requested` with
- *   data `{requestId: "codex-<id>", method, ...params}`; the edge's decision is answered as
- *   `{id, result: {decision: "accept" | "decline"}}`;
- * - any other server request → `rpc/request` (answered with a JSON-RPC error so the agent never hangs);
- * - a response `{id, result | error}` → `rpc/response`.
+ * line becomes one AG-UI event (agui/codex-events.ts, docs/ADAPTERS.md): the thread/start
+ * response reports the thread as `agent.session`, a turn is an AG-UI run, approval server requests
+ * (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`, and the older
+ * `execCommandApproval` / `applyPatchApproval`) become `approval.requested` with requestId
+ * `codex-<id>`, answered `{id, result: {decision: "accept" | "decline"}}`; any other server request
+ * is answered with a JSON-RPC error so the agent never hangs.
  * Input commands become `turn/start` (idle) or `turn/steer` (a turn is running); interrupt becomes
  * `turn/interrupt`. A turn that ends `completed` or `failed` closes the agent's stdin, so the app
  * server exits and the run ends (failed turn → failed run); after `interrupted` the thread waits
  * for the next input.
  */
-const APPROVAL_METHODS = new Set([
-  "item/commandExecution/requestApproval",
-  "item/fileChange/requestApproval",
-  "execCommandApproval",
-  "applyPatchApproval",
-]);
-const INIT_ID = "rb-initialize";
-const THREAD_ID = "rb-thread-start";
-
 type RpcId = string | number;
 
 export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
@@ -42,6 +31,7 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
   let fatal: string | null = null;
   let lastTurn: { status: string; error?: string } | null = null;
   const approvals = new Map<string, { id: RpcId; legacy: boolean }>();
+  const toEvent = codexEvents();
 
   const env = (commandId: string, message: unknown): Envelope => ({ commandId, line: JSON.stringify(message) });
   const close = (commandId: string): Envelope[] => {
@@ -65,7 +55,8 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
     },
     onLine(text): LineResult {
       const msg = parseObject(text);
-      if (!msg) return { event: textEvent(text) };
+      const event = toEvent(msg, text);
+      if (!msg) return { event };
       const method = typeof msg.method === "string" ? msg.method : null;
       const hasId = typeof msg.id === "string" || typeof msg.id === "number";
       const params = (msg.params ?? {}) as Record<string, unknown>;
@@ -74,10 +65,10 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
         if (APPROVAL_METHODS.has(method)) {
           const requestId = `codex-${id}`;
           approvals.set(requestId, { id, legacy: !method.includes("/") });
-          return { event: { type: "approval.requested", data: { requestId, method, ...params } } };
+          return { event };
         }
         return {
-          event: { type: "rpc/request", data: { id, method, params } },
+          event,
           reactions: [
             [
               env(`codex:unsupported:${id}`, {
@@ -99,7 +90,7 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
           if (typeof turn.error?.message === "string") lastTurn.error = turn.error.message;
           if (status !== "interrupted") reactions.push(close(`codex:close:${String(turn.id)}`));
         }
-        return { event: { type: method, data: params }, reactions };
+        return { event, reactions };
       }
       if (hasId) {
         const id = msg.id as RpcId;
@@ -119,12 +110,9 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
           if (threadId && prompt !== undefined)
             reactions.push(turnStart("codex:turn:prompt", "rb-turn-prompt", prompt));
         }
-        const data: Record<string, unknown> = { id };
-        if (msg.result !== undefined) data.result = msg.result;
-        if (msg.error !== undefined) data.error = msg.error;
-        return { event: { type: "rpc/response", data }, reactions };
+        return { event, reactions };
       }
-      return { event: textEvent(text) };
+      return { event };
     },
     command(cmd: CommandFrame): CommandPlan {
       switch (cmd.kind) {

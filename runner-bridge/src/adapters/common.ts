@@ -1,19 +1,9 @@
 import type { RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { ExitInfo } from "../sentinel.ts";
-import type { AgentEvent, OutcomeContext } from "./types.ts";
+import type { OutcomeContext } from "./types.ts";
 
-/** Event type for a journal line that is not a typed JSON object. */
-export const TEXT_EVENT = "TEXT_MESSAGE_CONTENT";
 /** Lines longer than this become a truncated text event (an event must fit in a 1 MiB frame). */
 export const MAX_LINE_CHARS = 256 * 1024;
-const MAX_TYPE_LENGTH = 200;
-
-export function textEvent(line: string): AgentEvent {
-  if (line.length > MAX_LINE_CHARS) {
-    return { type: TEXT_EVENT, data: { delta: line.slice(0, MAX_LINE_CHARS), truncated: true, length: line.length } };
-  }
-  return { type: TEXT_EVENT, data: { delta: line } };
-}
 
 /** Parses a line as a JSON object, or null. */
 export function parseObject(line: string): Record<string, unknown> | null {
@@ -25,16 +15,6 @@ export function parseObject(line: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
-}
-
-/** `{"type": T, ...rest}` → event T with data rest; anything else → text. */
-export function typedEvent(line: string, obj: Record<string, unknown> | null): AgentEvent {
-  if (line.length > MAX_LINE_CHARS) return textEvent(line);
-  if (obj && typeof obj.type === "string" && obj.type.length > 0 && obj.type.length <= MAX_TYPE_LENGTH) {
-    const { type, ...data } = obj;
-    return { type: type as string, data };
-  }
-  return textEvent(line);
 }
 
 /** The outcome every adapter falls back to: exit 0 succeeded, otherwise failed with stderr's tail. */

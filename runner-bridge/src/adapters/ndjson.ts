@@ -1,19 +1,23 @@
 import type { CommandFrame } from "../../../src/protocol/index.ts";
-import { exitOutcome, parseObject, typedEvent } from "./common.ts";
+import { ndjsonEvents } from "./agui/ndjson-events.ts";
+import { exitOutcome } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
 
 /**
- * The default adapter. Output: a JSON object line with a string `type` is an event of that type
- * whose data is the other fields; any other line is a TEXT_MESSAGE_CONTENT event `{delta: line}`.
+ * The default adapter. Output (agui/ndjson-events.ts, docs/ADAPTERS.md): a JSON object line whose
+ * `type` is an AG-UI event type, `approval.requested` or `agent.session` passes through as that
+ * event; any other typed object is CUSTOM `{name: type, value}`; any other line is text, a
+ * TEXT_MESSAGE_CHUNK of the assistant message its run of text lines forms.
  * Input: `{"type":"input","text","commandId"}` and `{"type":"approval.resolved","requestId",
  * "decision","reason"?,"commandId"}` lines on stdin. Interrupt: SIGINT to the process group.
  */
 export function ndjsonAdapter(): Adapter {
+  const toEvent = ndjsonEvents();
   return {
     name: "ndjson",
     startup: () => [],
     onLine(text): LineResult {
-      return { event: typedEvent(text, parseObject(text)) };
+      return { event: toEvent(text) };
     },
     command(cmd: CommandFrame): CommandPlan {
       switch (cmd.kind) {

@@ -1,42 +1,15 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeEvents } from "../../../runner-bridge/src/adapters/agui/claude-events.ts";
 import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
-import { runSession } from "../../agents/session.ts";
-import { FIXTURES, NODE } from "../harness/bridge.ts";
 import { expectValidEvents, nativeOf, recordedLines, renderWithAgUiClient, toClientStream } from "./agui-support.ts";
+import { claudeFixtureSession } from "./fixture-sessions.ts";
 
 const mapAll = (lines: string[]) => {
   const map = claudeEvents();
   return lines.map((line) => map(parseObject(line), line));
 };
 
-/** Drives the fake claude the way the claude-code adapter does, allowing every tool. */
-async function fixtureSession(prompt: string): Promise<string[]> {
-  const session = await runSession({
-    argv: [NODE, path.join(FIXTURES, "fake-claude-code.mjs")],
-    cwd: FIXTURES,
-    env: { PATH: process.env.PATH },
-    boundMs: 10_000,
-    first: () => [
-      { type: "control_request", request_id: "rb-initialize", request: { subtype: "initialize", hooks: null } },
-      { type: "user", message: { role: "user", content: prompt }, parent_tool_use_id: null, session_id: "default" },
-    ],
-    react(msg, ctx) {
-      const request = (msg?.request ?? {}) as { subtype?: string; input?: unknown };
-      if (msg?.type === "control_request" && request.subtype === "can_use_tool") {
-        const response = { behavior: "allow", updatedInput: request.input };
-        ctx.send({ type: "control_response", response: { subtype: "success", request_id: msg.request_id, response } });
-      } else if (msg?.type === "assistant" && prompt.includes("wait for interrupt")) {
-        ctx.send({ type: "control_request", request_id: "rb-stop-1", request: { subtype: "interrupt" } });
-      } else if (msg?.type === "result") {
-        ctx.close();
-      }
-    },
-  });
-  expect(session.code).toBe(0);
-  return session.printed;
-}
+const fixtureSession = (prompt: string) => claudeFixtureSession(prompt);
 
 describe("claude stream-json messages as AG-UI events", () => {
   it("the recorded real session: the session is reported, the not-logged-in message shown, the turn fails with it", () => {

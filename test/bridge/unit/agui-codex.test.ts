@@ -1,51 +1,16 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { codexEvents } from "../../../runner-bridge/src/adapters/agui/codex-events.ts";
 import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
-import { runSession } from "../../agents/session.ts";
-import { FIXTURES, NODE } from "../harness/bridge.ts";
+import { FIXTURES } from "../harness/bridge.ts";
 import { expectValidEvents, nativeOf, recordedLines, renderWithAgUiClient, toClientStream } from "./agui-support.ts";
+import { codexFixtureSession } from "./fixture-sessions.ts";
 
 const mapAll = (lines: string[]) => {
   const map = codexEvents();
   return lines.map((line) => map(parseObject(line), line));
 };
 
-/** Drives the fake app server the way the codex adapter does, answering approvals with `decision`. */
-async function fixtureSession(prompt: string, decision = "accept"): Promise<string[]> {
-  let interrupted = false;
-  const session = await runSession({
-    argv: [NODE, path.join(FIXTURES, "fake-codex-app-server.mjs")],
-    cwd: FIXTURES,
-    env: { PATH: process.env.PATH },
-    boundMs: 10_000,
-    first: () => [{ method: "initialize", id: "rb-initialize", params: { clientInfo: { name: "runner_bridge" } } }],
-    react(msg, ctx) {
-      const result = (msg?.result ?? {}) as { thread?: { id: string } };
-      const params = (msg?.params ?? {}) as { threadId: string; turn: { id: string; status: string } };
-      if (msg?.id === "rb-initialize") {
-        ctx.send({ method: "initialized" });
-        ctx.send({ method: "thread/start", id: "rb-thread-start", params: { cwd: ctx.cwd } });
-      } else if (msg?.id === "rb-thread-start" && result.thread) {
-        const input = [{ type: "text", text: prompt }];
-        ctx.send({ method: "turn/start", id: "rb-turn-prompt", params: { threadId: result.thread.id, input } });
-      } else if (msg?.method === "item/commandExecution/requestApproval") {
-        ctx.send({ id: msg.id, result: { decision } });
-      } else if (msg?.method === "turn/started" && prompt.includes("wait for interrupt") && !interrupted) {
-        interrupted = true;
-        ctx.send({
-          method: "turn/interrupt",
-          id: "rb-stop-1",
-          params: { threadId: params.threadId, turnId: params.turn.id },
-        });
-      } else if (msg?.method === "turn/completed") {
-        ctx.close();
-      }
-    },
-  });
-  expect(session.code).toBe(0);
-  return session.printed;
-}
+const fixtureSession = (prompt: string) => codexFixtureSession(prompt);
 
 describe("codex app-server messages as AG-UI events", () => {
   it("the recorded real session: every message is a valid event, the thread is the session, the turn a run", () => {
@@ -135,7 +100,7 @@ describe("codex app-server messages as AG-UI events", () => {
         id: "turn_1-cmd:result",
         role: "tool",
         toolCallId: "turn_1-cmd",
-        content: JSON.stringify({ status: "completed", exitCode: 0 }),
+        content: "removed build/\n",
       },
       { id: "turn_1-msg", role: "assistant", content: "Removed the build directory." },
     ]);
