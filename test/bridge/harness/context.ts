@@ -12,7 +12,7 @@ export interface EdgeContext {
   edge: Edge;
   api: Api;
   /** Starts a bridge that is killed after the test if it is still running. */
-  bridge(args: string[], options?: { env?: Record<string, string>; bin?: string }): BridgeProcess;
+  bridge(args: string[], options?: { env?: Record<string, string>; bin?: string; cwd?: string }): BridgeProcess;
   /** A run directory whose agent group is killed after the test if anything survived. */
   runDir(): string;
   /** The scripted fixture agent's command line for these steps. */
@@ -37,6 +37,8 @@ export interface StartRunOptions {
   env?: Record<string, string>;
   /** Another runner-bridge launcher (e.g. a packed copy's). */
   bin?: string;
+  /** The bridge's working directory, which is the agent's (default: the repository). */
+  cwd?: string;
 }
 
 export type StartedRun = CreatedRun & { dir: string; bridge: BridgeProcess };
@@ -46,7 +48,7 @@ export function useEdge(): EdgeContext {
   const bridges: BridgeProcess[] = [];
   const dirs: string[] = [];
   const ctx = {
-    bridge(args: string[], options?: { env?: Record<string, string>; bin?: string }) {
+    bridge(args: string[], options?: { env?: Record<string, string>; bin?: string; cwd?: string }) {
       const b = startBridge(args, options);
       bridges.push(b);
       return b;
@@ -75,6 +77,7 @@ export function useEdge(): EdgeContext {
       const bridge = ctx.bridge(args, {
         ...(options.env ? { env: options.env } : {}),
         ...(options.bin ? { bin: options.bin } : {}),
+        ...(options.cwd ? { cwd: options.cwd } : {}),
       });
       return { ...created, dir, bridge };
     },

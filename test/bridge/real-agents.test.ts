@@ -1,0 +1,159 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { liveMembers } from "../../runner-bridge/src/proctree.ts";
+import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
+import { CLAUDE_BIN, CODEX_BIN, requireRealAgents } from "../agents/paths.ts";
+import { waitFor } from "../support/wait.ts";
+import { tempDir } from "./harness/bridge.ts";
+import { useEdge } from "./harness/context.ts";
+import { expectValidEvents, nativeOf } from "./unit/agui-support.ts";
+
+// The real CLIs from npm (test/agents), offline and without credentials, through runner-bridge
+// against a real `wrangler dev`. Each agent gets a fresh HOME, so its session files land there.
+requireRealAgents();
+const t = useEdge();
+
+/** A fresh home with a work directory in it (the agent's cwd). */
+function sandbox(): { home: string; work: string } {
+  const home = tempDir("real-agent-home-");
+  const work = path.join(home, "work");
+  fs.mkdirSync(work);
+  return { home, work };
+}
+
+/** Every live process on the machine whose environment has this HOME: the bridge, its supervisor, the agent's tree. */
+function processesWithHome(home: string): { pid: number; cmdline: string }[] {
+  const found: { pid: number; cmdline: string }[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (!environ.includes(`HOME=${home}`)) continue;
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").trim();
+      found.push({ pid: Number(name), cmdline });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+type StoredEvent = Awaited<ReturnType<typeof t.api.runnerEvents>>[number];
+const dataOf = (e: StoredEvent | undefined) => (e?.data ?? {}) as Record<string, unknown>;
+
+describe("the real codex app-server (@openai/codex), offline", () => {
+  it("a turn starts as valid AG-UI events, the thread is reported, and a cancel ends the run with no codex process left", async () => {
+    const { home, work } = sandbox();
+    const started = await t.startRun({
+      agent: [CODEX_BIN, "app-server"],
+      extra: ["--adapter", "codex", "--prompt", "say hi"],
+      env: { HOME: home },
+      cwd: work,
+    });
+    const { run, dir, bridge } = started;
+    // Without network codex retries its model connection: the turn has started and stays open.
+    await waitFor(
+      "codex to start the turn and report its first reconnect error",
+      async () => {
+        const events = await t.api.runnerEvents(run.id);
+        return (
+          events.some((e) => e.type === "RUN_STARTED") &&
+          events.some((e) => (nativeOf(e) as { method?: string }).method === "error")
+        );
+      },
+      60_000,
+    );
+    const events = await t.api.runnerEvents(run.id);
+    expectValidEvents(events);
+    expect(nativeOf(events[0] as StoredEvent)).toMatchObject({
+      id: "rb-initialize",
+      result: { userAgent: expect.any(String) },
+    });
+    const firstError = events.findIndex((e) => (nativeOf(e) as { method?: string }).method === "error");
+    expect(
+      events
+        .slice(0, firstError)
+        .filter((e) => e.type !== "RAW")
+        .map((e) => e.type),
+    ).toEqual([
+      "agent.session", // the thread/start response
+      "RUN_STARTED", // turn/started
+      "TEXT_MESSAGE_CHUNK", // the prompt, as the turn's user message
+    ]);
+    const session = events.find((e) => e.type === "agent.session");
+    const thread = dataOf(session).id as string;
+    expect(dataOf(session)).toMatchObject({ provider: "codex", id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(dataOf(events.find((e) => e.type === "RUN_STARTED"))).toMatchObject({ threadId: thread });
+    expect(dataOf(events.find((e) => e.type === "TEXT_MESSAGE_CHUNK"))).toMatchObject({
+      role: "user",
+      delta: "say hi",
+    });
+    expect(events.filter((e) => e.type === "RAW").every((e) => dataOf(e).source === "codex")).toBe(true);
+
+    // The thread's rollout is where the session names it, under the agent's HOME.
+    const rollout = (nativeOf(session as StoredEvent) as { result: { thread: { path: string } } }).result.thread.path;
+    expect(rollout.startsWith(path.join(home, ".codex", "sessions"))).toBe(true);
+    expect(path.basename(rollout)).toMatch(new RegExp(`^rollout-.*-${thread}\\.jsonl$`));
+    expect(fs.readFileSync(rollout, "utf8")).toContain(thread);
+
+    // The real process tree: the native codex binary runs in the agent's process group (the npm
+    // launcher execs it on Node 22, or spawns it as a child on older Node).
+    const group = readPid(runPaths(dir).agentPid) as number;
+    const exe = (pid: number) => fs.readlinkSync(`/proc/${pid}/exe`);
+    expect(liveMembers(group).map(exe)).toContainEqual(expect.stringMatching(/codex-linux-[^/]+\/.*\/codex$/));
+    expect(processesWithHome(home).length).toBeGreaterThanOrEqual(3); // the bridge, its supervisor, codex
+
+    await t.api.cancel(run.id);
+    expect(await bridge.waitExit(60_000)).toBe(0);
+    expect(await t.api.getRun(run.id)).toMatchObject({ status: "cancelled" });
+    expect(liveMembers(group)).toEqual([]);
+    expect(processesWithHome(home)).toEqual([]);
+  });
+});
+
+describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logged in", () => {
+  it("the run fails with claude's not-logged-in message, the session is reported, and its transcript is on disk", async () => {
+    const { home, work } = sandbox();
+    const { run, bridge } = await t.startRun({
+      agent: [
+        CLAUDE_BIN,
+        ...["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
+        ...["--permission-prompt-tool", "stdio"],
+      ],
+      extra: ["--adapter", "claude-code", "--prompt", "say hi"],
+      env: { HOME: home },
+      cwd: work,
+    });
+    expect(await bridge.waitExit(60_000)).toBe(0);
+
+    const events = await t.api.runnerEvents(run.id);
+    expectValidEvents(events);
+    expect(events.map((e) => e.type)).toEqual([
+      "RAW", // control_response to the bridge's initialize request
+      "agent.session", // system/init
+      "TEXT_MESSAGE_CHUNK", // the assistant's "Not logged in" message
+      "RUN_ERROR", // result, is_error
+    ]);
+    const sessionId = dataOf(events[1]).id as string;
+    expect(dataOf(events[1])).toMatchObject({ provider: "claude-code", id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(dataOf(events[2])).toMatchObject({ role: "assistant", delta: "Not logged in · Please run /login" });
+    expect(dataOf(events[3])).toMatchObject({ message: "Not logged in · Please run /login", code: "claude_api_error" });
+    expect(await t.api.getRun(run.id)).toMatchObject({
+      status: "failed",
+      outcome: { status: "failed", error: { code: "claude_api_error", message: "Not logged in · Please run /login" } },
+    });
+
+    // Where a later recovery finds the conversation: ~/.claude/projects/<cwd, dashed>/<session_id>.jsonl
+    const transcript = path.join(home, ".claude", "projects", work.replace(/[^a-zA-Z0-9]/g, "-"), `${sessionId}.jsonl`);
+    const lines = fs
+      .readFileSync(transcript, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.some((l) => l.type === "user" && l.message?.content === "say hi" && l.sessionId === sessionId)).toBe(
+      true,
+    );
+    expect(processesWithHome(home)).toEqual([]);
+  });
+});
