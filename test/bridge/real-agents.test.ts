@@ -109,6 +109,7 @@ describe("the real codex app-server (@openai/codex), offline", () => {
     expect(await t.api.getRun(run.id)).toMatchObject({ status: "cancelled" });
     expect(liveMembers(group)).toEqual([]);
     expect(processesWithHome(home)).toEqual([]);
+    fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
   });
 });
 
@@ -155,5 +156,6 @@ describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logge
       true,
     );
     expect(processesWithHome(home)).toEqual([]);
+    fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
   });
 });
