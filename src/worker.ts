@@ -1,5 +1,6 @@
-import { Hono } from "hono";
-import type { AppEnv } from "./routes/app-env.ts";
+import { HTTPException } from "hono/http-exception";
+import { referenceRoutes } from "./openapi/routes.ts";
+import { apiRouter } from "./routes/api-route.ts";
 import { attach } from "./routes/attach.ts";
 import { authenticate } from "./routes/auth.ts";
 import { commands } from "./routes/commands.ts";
@@ -13,7 +14,9 @@ export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
 export { TenantIndex } from "./objects/tenant-index.ts";
 
-const app = new Hono<AppEnv>();
+// Every route is declared with its documentation (src/routes/api-route.ts); /openapi.json
+// describes exactly what is mounted here.
+const app = apiRouter();
 app.route("/v1/stream", streams);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
@@ -21,8 +24,11 @@ app.route("/v1/runs", events);
 app.route("/v1/runs", commands);
 app.route("/v1/runs", runStream);
 app.route("/v1/runs", runs);
+app.route("/", referenceRoutes(app));
 app.notFound(() => errorResponse("not_found", "no such route"));
 app.onError((error) => {
+  // A refusal from a handler (src/routes/respond.ts) carries its response.
+  if (error instanceof HTTPException) return error.getResponse();
   console.error("unhandled", error);
   return errorResponse("internal", "internal error");
 });

@@ -10,9 +10,9 @@ import {
   type CommandBody,
   type CommandRecord,
   type CreateRunBody,
+  type EventsPage,
   ok,
   type Result,
-  type RunEvent,
   type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
@@ -28,13 +28,6 @@ import { attachViewer } from "../run/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
 import { tenantIndexStub } from "./stubs.ts";
-
-export interface EventsPage {
-  events: RunEvent[];
-  nextAfter: number;
-  hasMore: boolean;
-  status: RunStatus;
-}
 
 /**
  * One run: its ordered event log, claim epoch, commands, approvals and deadlines, in SQLite.

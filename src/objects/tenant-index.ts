@@ -1,15 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import { fail, ok, type Result, type RunStatus } from "../protocol/index.ts";
+import { fail, ok, type Result, type RunsPage, type RunStatus } from "../protocol/index.ts";
 import { applyMigrations } from "./migrations.ts";
 import { TENANT_INDEX_MIGRATIONS } from "./tenant-index-schema.ts";
-
-export interface RunListing {
-  runId: string;
-  status: RunStatus;
-  createdAt: string;
-  updatedAt: string;
-}
 
 interface Cursor {
   createdAt: number;
@@ -54,11 +47,7 @@ export class TenantIndex extends DurableObject<Env> {
     this.ctx.storage.sql.exec("DELETE FROM runs WHERE run_id = ?", runId);
   }
 
-  list(options: {
-    status?: RunStatus | undefined;
-    limit: number;
-    cursor?: string | undefined;
-  }): Result<{ runs: RunListing[]; nextCursor: string | null }> {
+  list(options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined }): Result<RunsPage> {
     const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);
     if (options.cursor !== undefined && cursor === null) {
       return fail("invalid_query", "cursor is not one this API returned");

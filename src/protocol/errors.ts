@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { RunStatus } from "./run.ts";
+
 /**
  * Every error code the control plane can answer with, and the HTTP status it maps to.
  * WebSocket error frames use the same codes.
@@ -24,10 +27,21 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ErrorCode = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]);
 
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+/**
+ * A refusal's body: `{error: {code, message}}`. Some add fields beside `error`: a purged run's
+ * `410` says how it ended (`status`, and `finishedAt` on reads).
+ */
+export function errorResponseSchema<C extends ErrorCode>(codes: readonly C[]) {
+  return z.object({
+    error: z.object({ code: z.enum(codes), message: z.string() }),
+    status: RunStatus.optional(),
+    finishedAt: z.iso.datetime().optional(),
+  });
 }
+export const ErrorResponse = errorResponseSchema(ErrorCode.options).meta({ id: "ErrorResponse" });
+export type ErrorBody = z.infer<typeof ErrorResponse>;
 
 export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message } };

@@ -3,6 +3,8 @@ export * from "./errors.ts";
 export * from "./http.ts";
 export * from "./json.ts";
 export * from "./limits.ts";
+export * from "./records.ts";
+export * from "./responses.ts";
 export * from "./result.ts";
 export * from "./run.ts";
 export * from "./runner.ts";

@@ -13,7 +13,7 @@ export const RUN_STATUSES = [
   "cancelled",
   "timed_out",
 ] as const;
-export const RunStatus = z.enum(RUN_STATUSES);
+export const RunStatus = z.enum(RUN_STATUSES).meta({ id: "RunStatus" });
 export type RunStatus = z.infer<typeof RunStatus>;
 
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "cancelled", "timed_out"];
@@ -44,7 +44,8 @@ export const Timeouts = z
     idleMs: Millis,
     runMs: Millis,
   })
-  .strict();
+  .strict()
+  .meta({ id: "Timeouts", description: "A run's deadlines, in milliseconds" });
 export type Timeouts = z.infer<typeof Timeouts>;
 
 /** A run's timeouts: the ones given, the defaults for the rest. */
@@ -69,64 +70,3 @@ export const RunnerOutcome = z
   })
   .strict();
 export type RunnerOutcome = z.infer<typeof RunnerOutcome>;
-export type Outcome = Omit<RunnerOutcome, "status"> & { status: RunnerOutcome["status"] | "timed_out" };
-
-export type EventSource = "runner" | "control";
-export interface RunEvent {
-  seq: number;
-  epoch: number;
-  source: EventSource;
-  sourceSeq?: number;
-  type: string;
-  data: unknown;
-  time: string;
-}
-
-export const COMMAND_STATES = ["queued", "delivered", "applied", "rejected", "unknown"] as const;
-export type CommandState = (typeof COMMAND_STATES)[number];
-export type CommandType = "input" | "interrupt" | "cancel" | "approval";
-
-export interface CommandRecord {
-  commandId: string;
-  controllerSeq: number;
-  type: CommandType;
-  text?: string;
-  requestId?: string;
-  decision?: "approve" | "deny";
-  reason?: string;
-  state: CommandState;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type ApprovalState = "pending" | "approved" | "denied" | "expired";
-export interface ApprovalRecord {
-  requestId: string;
-  state: ApprovalState;
-  requestedSeq: number;
-  data: unknown;
-  decision?: "approve" | "deny";
-  reason?: string;
-  createdAt: string;
-  expiresAt?: string;
-  resolvedAt?: string;
-}
-
-export interface RunRecord {
-  id: string;
-  status: RunStatus;
-  epoch: number;
-  createdAt: string;
-  claimedAt: string | null;
-  finishedAt: string | null;
-  lastSeq: number;
-  highestSourceSeq: number;
-  outcome: Outcome | null;
-  agent: unknown;
-  input: unknown;
-  timeouts: Timeouts;
-  retentionMs: number;
-  metadata: Record<string, unknown>;
-  pendingApprovals: ApprovalRecord[];
-  runner: { id: string | null; connected: boolean; leaseExpiresAt: string | null };
-}

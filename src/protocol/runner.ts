@@ -17,75 +17,81 @@ export const RunnerEvent = z
 export type RunnerEvent = z.infer<typeof RunnerEvent>;
 
 /** Frames a runner sends. */
-export const RunnerFrame = z.discriminatedUnion("type", [
-  z
-    .object({
-      type: z.literal("hello"),
-      runnerId: z.string().min(1).max(200),
-      /**
-       * Informational: how many journal lines the runner has read. The object does not act on it
-       * (its own `ackedSourceSeq` in `claimed` is what the runner resends from); may be omitted.
-       */
-      lastSourceSeq: z.number().int().min(0).optional(),
-      /**
-       * The epoch this runner last held, when it reconnects: a newer claim by another runnerId
-       * fences it instead; a newer claim by the same runnerId (its own, whose `claimed` it lost)
-       * does not.
-       */
-      epoch: Epoch.optional(),
-    })
-    .strict(),
-  z
-    .object({ type: z.literal("events"), epoch: Epoch, events: z.array(RunnerEvent).min(1).max(MAX_BATCH_EVENTS) })
-    .strict(),
-  z.object({ type: z.literal("heartbeat"), epoch: Epoch }).strict(),
-  z.object({ type: z.literal("complete"), epoch: Epoch, outcome: RunnerOutcome }).strict(),
-  z
-    .object({
-      type: z.literal("commandAck"),
-      epoch: Epoch,
-      controllerSeq: z.number().int().min(1),
-      commandId: z.string().min(1).max(200),
-      state: z.enum(["delivered", "applied", "rejected"]),
-    })
-    .strict(),
-]);
+export const RunnerFrame = z
+  .discriminatedUnion("type", [
+    z
+      .object({
+        type: z.literal("hello"),
+        runnerId: z.string().min(1).max(200),
+        /**
+         * Informational: how many journal lines the runner has read. The object does not act on it
+         * (its own `ackedSourceSeq` in `claimed` is what the runner resends from); may be omitted.
+         */
+        lastSourceSeq: z.number().int().min(0).optional(),
+        /**
+         * The epoch this runner last held, when it reconnects: a newer claim by another runnerId
+         * fences it instead; a newer claim by the same runnerId (its own, whose `claimed` it lost)
+         * does not.
+         */
+        epoch: Epoch.optional(),
+      })
+      .strict(),
+    z
+      .object({ type: z.literal("events"), epoch: Epoch, events: z.array(RunnerEvent).min(1).max(MAX_BATCH_EVENTS) })
+      .strict(),
+    z.object({ type: z.literal("heartbeat"), epoch: Epoch }).strict(),
+    z.object({ type: z.literal("complete"), epoch: Epoch, outcome: RunnerOutcome }).strict(),
+    z
+      .object({
+        type: z.literal("commandAck"),
+        epoch: Epoch,
+        controllerSeq: z.number().int().min(1),
+        commandId: z.string().min(1).max(200),
+        state: z.enum(["delivered", "applied", "rejected"]),
+      })
+      .strict(),
+  ])
+  .meta({ id: "RunnerFrame", description: "A frame a runner sends" });
 export type RunnerFrame = z.infer<typeof RunnerFrame>;
 
 /** A command as it reaches the runner. */
-export const CommandFrame = z.object({
-  type: z.literal("command"),
-  controllerSeq: z.number().int().min(1),
-  commandId: z.string().min(1).max(200),
-  kind: z.enum(["input", "interrupt", "cancel", "approval"]),
-  /** queued/delivered: new to this runner; unknown: a predecessor may have applied it. */
-  state: z.enum(["queued", "delivered", "unknown"]),
-  text: z.string().optional(),
-  requestId: z.string().optional(),
-  decision: z.enum(["approve", "deny"]).optional(),
-  reason: z.string().optional(),
-});
+export const CommandFrame = z
+  .object({
+    type: z.literal("command"),
+    controllerSeq: z.number().int().min(1),
+    commandId: z.string().min(1).max(200),
+    kind: z.enum(["input", "interrupt", "cancel", "approval"]),
+    /** queued/delivered: new to this runner; unknown: a predecessor may have applied it. */
+    state: z.enum(["queued", "delivered", "unknown"]),
+    text: z.string().optional(),
+    requestId: z.string().optional(),
+    decision: z.enum(["approve", "deny"]).optional(),
+    reason: z.string().optional(),
+  })
+  .meta({ id: "CommandFrame", description: "A command as it reaches the runner" });
 export type CommandFrame = z.infer<typeof CommandFrame>;
 
 /**
  * Frames the object sends to a runner. Not strict: a runner ignores fields it does not know,
  * so the edge can add some without breaking deployed bridges.
  */
-export const ServerToRunner = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("claimed"),
-    epoch: Epoch,
-    ackedSourceSeq: z.number().int().min(0),
-    heartbeatMs: z.number().int().min(1),
-    commands: z.array(CommandFrame),
-  }),
-  z.object({ type: z.literal("fenced"), epoch: z.number().int().min(0) }),
-  z.object({ type: z.literal("rejected"), reason: z.literal("terminal-run"), status: z.string() }),
-  z.object({ type: z.literal("ack"), highestSourceSeq: z.number().int().min(0) }),
-  z.object({ type: z.literal("gap"), expected: SourceSeq }),
-  z.object({ type: z.literal("conflict"), sourceSeq: SourceSeq }),
-  z.object({ type: z.literal("completed"), status: z.string() }),
-  CommandFrame,
-  z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
-]);
+export const ServerToRunner = z
+  .discriminatedUnion("type", [
+    z.object({
+      type: z.literal("claimed"),
+      epoch: Epoch,
+      ackedSourceSeq: z.number().int().min(0),
+      heartbeatMs: z.number().int().min(1),
+      commands: z.array(CommandFrame),
+    }),
+    z.object({ type: z.literal("fenced"), epoch: z.number().int().min(0) }),
+    z.object({ type: z.literal("rejected"), reason: z.literal("terminal-run"), status: z.string() }),
+    z.object({ type: z.literal("ack"), highestSourceSeq: z.number().int().min(0) }),
+    z.object({ type: z.literal("gap"), expected: SourceSeq }),
+    z.object({ type: z.literal("conflict"), sourceSeq: SourceSeq }),
+    z.object({ type: z.literal("completed"), status: z.string() }),
+    CommandFrame,
+    z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
+  ])
+  .meta({ id: "ServerToRunner", description: "A frame the run's object sends to its runner" });
 export type ServerToRunner = z.infer<typeof ServerToRunner>;

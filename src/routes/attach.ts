@@ -1,40 +1,74 @@
-import { Hono } from "hono";
-import { WatchQuery } from "../protocol/index.ts";
-import { runStub } from "../objects/stubs.ts";
+import { RunnerPreflight, RunParams, WatchQuery } from "../protocol/index.ts";
 import { socketUpgradeRequest } from "../run/socket-request.ts";
-import type { AppEnv } from "./app-env.ts";
-import { runAccess } from "./auth.ts";
-import { errorResponse, failureResponse, readQuery, respond } from "./respond.ts";
+import { RUN_READER_IN_BROWSER, RUNNER } from "./access.ts";
+import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { errorResponse, failureResponse, respond } from "./respond.ts";
 
 /**
  * Attaching to a run over a WebSocket: the runner socket (a plain GET is the bridge's attach
  * preflight) and the viewers' watch socket. Verdicts (401/403/404/410) come before any upgrade;
- * the sockets themselves are served by the run's object (src/run/socket-messages.ts).
+ * the sockets themselves are served by the run's object (src/run/socket-messages.ts). Their
+ * frames are in docs/PROTOCOL.md, and their JSON Schemas at /schemas/*.
  */
-export const attach = new Hono<AppEnv>();
+export const attach = apiRouter();
+const tags = ["sockets"];
 
 const isUpgrade = (header: string | undefined) => header?.toLowerCase() === "websocket";
-
-attach.get("/:runId/runner", async (c) => {
-  const access = runAccess(c, { apiKey: false, tokens: ["runner"] });
-  if (!access.ok) return failureResponse(access);
-  const stub = runStub(c.env, access.value.tenant, access.value.runId);
-  // A plain GET is the bridge's attach preflight: the run's status, decided in one look.
-  if (!isUpgrade(c.req.header("upgrade"))) return respond(await stub.runnerStatus());
-  return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner" }));
+const upgradeHeader = (required: boolean) => ({
+  in: "header" as const,
+  name: "Upgrade",
+  required,
+  schema: { type: "string" as const, enum: ["websocket"] },
+  description: required ? "This route is a WebSocket" : "With it the socket opens; without it, the attach preflight",
 });
+const switching = { description: "The WebSocket opens" };
 
-attach.get("/:runId/watch", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
-  if (!access.ok) return failureResponse(access);
-  const query = readQuery(c, WatchQuery);
-  if (!query.ok) return failureResponse(query);
-  const stub = runStub(c.env, access.value.tenant, access.value.runId);
-  if (!isUpgrade(c.req.header("upgrade"))) {
-    const run = await stub.get();
-    if (!run.ok) return failureResponse(run);
-    return errorResponse("invalid_query", "this route needs a WebSocket upgrade (Upgrade: websocket)");
-  }
-  const viewer = { role: "viewer", after: query.value.after, interact: access.value.interact } as const;
-  return stub.fetch(socketUpgradeRequest(c.req.url, viewer));
-});
+apiRoute(
+  attach,
+  {
+    method: "get",
+    path: "/{runId}/runner",
+    tags,
+    summary: "The runner WebSocket, or its attach preflight",
+    description:
+      "With `Upgrade: websocket` the runner socket opens (frames: /schemas/runner-frames.json). A plain GET is the attach preflight: the run's status, decided in one look.",
+    access: RUNNER,
+    parameters: [upgradeHeader(false)],
+    request: { params: RunParams },
+    responses: { 101: switching, 200: jsonResponse(RunnerPreflight, "The preflight: the run's status and epoch") },
+    refusals: ["not_found", "gone"],
+  },
+  async (c) => {
+    const stub = runOf(c);
+    if (!isUpgrade(c.req.header("upgrade"))) return respond(c, await stub.runnerStatus(), 200);
+    return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner" }));
+  },
+);
+
+apiRoute(
+  attach,
+  {
+    method: "get",
+    path: "/{runId}/watch",
+    tags,
+    summary: "The viewer WebSocket: replay from `after`, then live",
+    description:
+      "Frames: /schemas/viewer-frames.json. Viewers whose credential allows interaction may send commands and approvals on it. A GET without `Upgrade: websocket` is 400 once the run is known to exist.",
+    access: RUN_READER_IN_BROWSER,
+    parameters: [upgradeHeader(true)],
+    request: { params: RunParams, query: WatchQuery },
+    responses: { 101: switching },
+    refusals: ["not_found", "gone"],
+  },
+  async (c) => {
+    const stub = runOf(c);
+    if (!isUpgrade(c.req.header("upgrade"))) {
+      const run = await stub.get();
+      if (!run.ok) return failureResponse(run);
+      return errorResponse("invalid_query", "this route needs a WebSocket upgrade (Upgrade: websocket)");
+    }
+    const viewer = { role: "viewer", after: c.req.valid("query").after, interact: c.var.run.interact } as const;
+    return stub.fetch(socketUpgradeRequest(c.req.url, viewer));
+  },
+);

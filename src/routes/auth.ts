@@ -2,8 +2,10 @@ import type { MiddlewareHandler } from "hono";
 import { tenantForKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
 import { looksLikeToken, type TokenRole, verifyToken } from "../auth/tokens.ts";
+import type { Env } from "../env.ts";
+import { runStub } from "../objects/stubs.ts";
 import { fail, ok, type Result, RunId } from "../protocol/index.ts";
-import type { AppContext, AppEnv, Caller } from "./app-env.ts";
+import type { AppContext, AppEnv, Caller, RunAccess, RunEnv, TenantEnv } from "./app-env.ts";
 import { failureResponse } from "./respond.ts";
 
 // Routes a browser reaches without custom headers: WebSockets, and the run stream for EventSource.
@@ -38,39 +40,51 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
   };
 }
 
-export interface RunAccess {
-  tenant: string;
-  runId: string;
-  /** May send commands and approvals. */
-  interact: boolean;
+/** Who may act on a run: API keys (unless `apiKey: false`), and tokens of these roles. */
+export interface RunRule {
+  apiKey: boolean;
+  tokens: TokenRole[];
+  /** Viewer tokens must have been minted with `interact`. */
+  needInteract?: boolean;
 }
 
-/**
- * Checks the caller may act on the run in the path. `roles` lists the token roles allowed
- * besides API keys (`apiKey: false` for runner-only routes).
- */
-export function runAccess(
-  c: AppContext,
-  roles: { apiKey: boolean; tokens: TokenRole[]; needInteract?: boolean },
-): Result<RunAccess> {
-  const runId = c.req.param("runId") ?? "";
+/** The caller's access to the run in the path, or why it has none. */
+function checkRunAccess(caller: Caller, runId: string, rule: RunRule): Result<RunAccess> {
   if (!RunId.safeParse(runId).success)
     return fail("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-  const caller = c.get("caller");
   if (caller.kind === "tenant") {
-    if (!roles.apiKey) return fail("forbidden", "this route takes a runner token, not an API key");
+    if (!rule.apiKey) return fail("forbidden", "this route takes a runner token, not an API key");
     return ok({ tenant: caller.tenant, runId, interact: true });
   }
   const { claims } = caller;
-  if (!roles.tokens.includes(claims.role)) return fail("forbidden", `a ${claims.role} token cannot use this route`);
+  if (!rule.tokens.includes(claims.role)) return fail("forbidden", `a ${claims.role} token cannot use this route`);
   if (claims.runId !== runId) return fail("forbidden", "this token belongs to another run");
-  if (roles.needInteract && !claims.interact) return fail("forbidden", "this viewer token cannot send commands");
+  if (rule.needInteract && !claims.interact) return fail("forbidden", "this viewer token cannot send commands");
   return ok({ tenant: claims.tenant, runId, interact: claims.role === "viewer" && claims.interact });
 }
 
-/** Routes only a tenant's API key may call. */
-export function tenantOf(c: AppContext): Result<string> {
-  const caller = c.get("caller");
-  if (caller.kind !== "tenant") return fail("forbidden", `a ${caller.claims.role} token cannot call the API`);
-  return ok(caller.tenant);
+/** Puts the run of the path's `:runId` on the context (`c.var.run`) when the caller may act on it. */
+export function runAccess(rule: RunRule): MiddlewareHandler<RunEnv> {
+  return async (c, next) => {
+    const access = checkRunAccess(c.get("caller"), c.req.param("runId") ?? "", rule);
+    if (!access.ok) return failureResponse(access);
+    c.set("run", access.value);
+    await next();
+  };
+}
+
+/** Routes only a tenant's API key may call; the tenant goes on the context (`c.var.tenant`). */
+export function tenantOnly(): MiddlewareHandler<TenantEnv> {
+  return async (c, next) => {
+    const caller = c.get("caller");
+    if (caller.kind !== "tenant")
+      return failureResponse(fail("forbidden", `a ${caller.claims.role} token cannot call the API`));
+    c.set("tenant", caller.tenant);
+    await next();
+  };
+}
+
+/** The run's object, for a request `runAccess` let through. */
+export function runOf(c: { env: Env; var: { run: RunAccess } }) {
+  return runStub(c.env, c.var.run.tenant, c.var.run.runId);
 }

@@ -1,44 +1,96 @@
-import { Hono } from "hono";
-import type { z } from "zod";
-import { runStub } from "../objects/stubs.ts";
-import { ApprovalBody, CancelBody, CommandBody, type Result } from "../protocol/index.ts";
-import type { AppContext, AppEnv } from "./app-env.ts";
-import { runAccess } from "./auth.ts";
-import { failureResponse, readBody, respond } from "./respond.ts";
-
-/** Operators acting on a run: commands, approval decisions and cancels. */
-export const commands = new Hono<AppEnv>();
-
-type RunApi = ReturnType<typeof runStub>;
+import type { Context } from "hono";
+import {
+  ApprovalAccepted,
+  ApprovalBody,
+  ApprovalParams,
+  CancelAccepted,
+  CancelBody,
+  CommandAccepted,
+  CommandBody,
+  type Result,
+  RunParams,
+} from "../protocol/index.ts";
+import { RUN_OPERATOR } from "./access.ts";
+import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { respond } from "./respond.ts";
 
 /**
- * An operator's write: an API key or an interacting viewer token, a validated body, then the
- * run's answer: `status` when it created something, 200 for a repeat of an earlier request.
+ * Operators acting on a run: commands, approval decisions and cancels. Each answers with its
+ * success status when it created something, 200 for a repeat of an earlier request.
  */
-function operatorWrite<S extends z.ZodType>(
-  schema: S,
-  status: 201 | 202,
-  act: (run: RunApi, body: z.infer<S>, c: AppContext) => Promise<Result<{ created: boolean }>>,
-) {
-  return async (c: AppContext) => {
-    const access = runAccess(c, { apiKey: true, tokens: ["viewer"], needInteract: true });
-    if (!access.ok) return failureResponse(access);
-    const body = await readBody(c, schema);
-    if (!body.ok) return failureResponse(body);
-    const result = await act(runStub(c.env, access.value.tenant, access.value.runId), body.value, c);
-    return respond(result, result.ok && result.value.created ? status : 200);
-  };
+export const commands = apiRouter();
+const tags = ["operators"];
+const bodyRefusals = ["invalid_json", "invalid_body", "payload_too_large"] as const;
+
+/** `status` for a request that created something, 200 for a repeat; a refusal leaves through respond. */
+function answer<T extends { created: boolean }, S extends 201 | 202>(c: Context, result: Result<T>, status: S) {
+  return result.ok && !result.value.created ? respond(c, result, 200) : respond(c, result, status);
 }
 
-commands.post(
-  "/:runId/commands",
-  operatorWrite(CommandBody, 201, (run, body) => run.command(body)),
+apiRoute(
+  commands,
+  {
+    method: "post",
+    path: "/{runId}/commands",
+    tags,
+    summary: "Send a command: input, interrupt or cancel",
+    description:
+      "Idempotent by `commandId`: an identical repeat answers 200 with the stored record; the same id with another body is 409.",
+    access: RUN_OPERATOR,
+    request: { params: RunParams, body: jsonRequest(CommandBody) },
+    responses: {
+      201: jsonResponse(CommandAccepted, "Accepted"),
+      200: jsonResponse(CommandAccepted, "A repeat of an accepted command"),
+    },
+    refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
+  },
+  async (c) => {
+    return answer(c, await runOf(c).command(c.req.valid("json")), 201);
+  },
 );
-commands.post(
-  "/:runId/approvals/:requestId",
-  operatorWrite(ApprovalBody, 201, (run, body, c) => run.approve(c.req.param("requestId") ?? "", body)),
+
+apiRoute(
+  commands,
+  {
+    method: "post",
+    path: "/{runId}/approvals/{requestId}",
+    tags,
+    summary: "Approve or deny a pending tool call",
+    description:
+      "The decision reaches the runner as a command of kind `approval`. An unknown or expired request, or a different decision, is 409 stale.",
+    access: RUN_OPERATOR,
+    request: { params: ApprovalParams, body: jsonRequest(ApprovalBody) },
+    responses: {
+      201: jsonResponse(ApprovalAccepted, "Resolved"),
+      200: jsonResponse(ApprovalAccepted, "A repeat of the same decision"),
+    },
+    refusals: [...bodyRefusals, "not_found", "gone", "stale", "terminal_run"],
+  },
+  async (c) => {
+    const { requestId } = c.req.valid("param");
+    return answer(c, await runOf(c).approve(requestId, c.req.valid("json")), 201);
+  },
 );
-commands.post(
-  "/:runId/cancel",
-  operatorWrite(CancelBody, 202, (run, body) => run.cancel(body)),
+
+apiRoute(
+  commands,
+  {
+    method: "post",
+    path: "/{runId}/cancel",
+    tags,
+    summary: "Cancel a run",
+    description:
+      "With a runner connected it gets a `cancel` command and 30 s to finish with its own outcome, after which the run ends `cancelled` (`cancel_unconfirmed`); with none, the run is cancelled at once.",
+    access: RUN_OPERATOR,
+    request: { params: RunParams, body: jsonRequest(CancelBody, false) },
+    responses: {
+      202: jsonResponse(CancelAccepted, "Cancelling (or cancelled)"),
+      200: jsonResponse(CancelAccepted, "Already cancelled"),
+    },
+    refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
+  },
+  async (c) => {
+    return answer(c, await runOf(c).cancel(c.req.valid("json")), 202);
+  },
 );

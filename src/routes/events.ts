@@ -1,18 +1,27 @@
-import { Hono } from "hono";
-import { EventsQuery } from "../protocol/index.ts";
-import { runStub } from "../objects/stubs.ts";
-import type { AppEnv } from "./app-env.ts";
-import { runAccess } from "./auth.ts";
-import { failureResponse, readQuery, respond } from "./respond.ts";
+import { EventsPage, EventsQuery, RunParams } from "../protocol/index.ts";
+import { RUN_READER } from "./access.ts";
+import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { respond } from "./respond.ts";
 
 /** Reading a run's event log a page at a time. */
-export const events = new Hono<AppEnv>();
+export const events = apiRouter();
 
-events.get("/:runId/events", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
-  if (!access.ok) return failureResponse(access);
-  const query = readQuery(c, EventsQuery);
-  if (!query.ok) return failureResponse(query);
-  const stub = runStub(c.env, access.value.tenant, access.value.runId);
-  return respond(await stub.events(query.value.after, query.value.limit));
-});
+apiRoute(
+  events,
+  {
+    method: "get",
+    path: "/{runId}/events",
+    tags: ["runs"],
+    summary: "A page of the event log",
+    description: "Events with `seq > after`, at most `limit`. Pass `nextAfter` as the next `after`.",
+    access: RUN_READER,
+    request: { params: RunParams, query: EventsQuery },
+    responses: { 200: jsonResponse(EventsPage, "The page") },
+    refusals: ["not_found", "gone"],
+  },
+  async (c) => {
+    const { after, limit } = c.req.valid("query");
+    return respond(c, await runOf(c).events(after, limit), 200);
+  },
+);

@@ -1,22 +1,22 @@
-import { Hono } from "hono";
 import { ok } from "../protocol/index.ts";
-import type { AppEnv } from "./app-env.ts";
-import { runAccess } from "./auth.ts";
-import { errorResponse, failureResponse } from "./respond.ts";
-import { runStub } from "../objects/stubs.ts";
 import { serveStreamHead, serveStreamRead } from "../streams/read-responses.ts";
 import { NO_SUCH_STREAM, type StreamReader } from "../streams/stream-api.ts";
+import type { RunEnv } from "./app-env.ts";
+import { apiRouter, headRoute, rawRoute } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { errorResponse, failureResponse } from "./respond.ts";
+import { RUN_STREAM_ROUTES } from "./stream-docs.ts";
+import type { Context } from "hono";
 
 /**
  * A run's event log as a read-only Durable Streams stream in JSON mode: offsets come from seq,
  * each message is one event (the bytes a WebSocket viewer gets), closed once the run is terminal.
  */
-export const runStream = new Hono<AppEnv>();
+export const runStream = apiRouter();
 
-runStream.on(["GET", "HEAD"], "/:runId/stream", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
-  if (!access.ok) return failureResponse(access);
-  const stub = runStub(c.env, access.value.tenant, access.value.runId);
+headRoute(runStream, RUN_STREAM_ROUTES.describe);
+rawRoute(runStream, RUN_STREAM_ROUTES.read, async (c: Context<RunEnv>) => {
+  const stub = runOf(c);
   // Unknown and purged runs answer as the rest of the API does: 404, or 410 with the status.
   const run = await stub.get();
   if (!run.ok) return failureResponse(run);

@@ -1,62 +1,130 @@
-import { Hono } from "hono";
 import { mintToken } from "../auth/tokens.ts";
-import { CreateRunBody, ListRunsQuery, TokenBody } from "../protocol/index.ts";
 import { runStub, tenantIndexStub } from "../objects/stubs.ts";
-import type { AppEnv } from "./app-env.ts";
-import { runAccess, tenantOf } from "./auth.ts";
-import { failureResponse, readBody, readQuery, respond } from "./respond.ts";
+import {
+  CreatedRun,
+  CreateRunBody,
+  ListRunsQuery,
+  MintedToken,
+  ok,
+  PurgedRun,
+  RunParams,
+  RunRecord,
+  RunsPage,
+  TokenBody,
+} from "../protocol/index.ts";
+import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
+import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { respond } from "./respond.ts";
 
 /** Creating, reading, listing and deleting runs, and minting their tokens. */
-export const runs = new Hono<AppEnv>();
+export const runs = apiRouter();
+const tags = ["runs"];
 
-runs.post("/", async (c) => {
-  const tenant = tenantOf(c);
-  if (!tenant.ok) return failureResponse(tenant);
-  const body = await readBody(c, CreateRunBody);
-  if (!body.ok) return failureResponse(body);
-  const runId = body.value.runId ?? crypto.randomUUID();
-  const result = await runStub(c.env, tenant.value, runId).create(tenant.value, runId, body.value);
-  if (!result.ok) return failureResponse(result);
-  const { run, created } = result.value;
-  const scope = { tenant: tenant.value, runId };
-  const [runnerToken, viewerToken] = await Promise.all([
-    mintToken(c.env.TOKEN_SECRET, { ...scope, role: "runner" }, { timeouts: run.timeouts }),
-    mintToken(c.env.TOKEN_SECRET, { ...scope, role: "viewer" }, { timeouts: run.timeouts }),
-  ]);
-  return c.json({ run, runnerToken, viewerToken }, created ? 201 : 200);
-});
+apiRoute(
+  runs,
+  {
+    method: "post",
+    path: "/",
+    tags,
+    summary: "Create a run",
+    description:
+      "Idempotent by `runId`: the same id with an identical body answers 200 with the same run (and fresh tokens); a different body is 409; a purged id 410.",
+    access: API_KEY,
+    request: { body: jsonRequest(CreateRunBody, false) },
+    responses: {
+      201: jsonResponse(CreatedRun, "Created, with its runner and viewer tokens"),
+      200: jsonResponse(CreatedRun, "An identical earlier create: the same run, fresh tokens"),
+    },
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "conflict", "gone"],
+  },
+  async (c) => {
+    const tenant = c.var.tenant;
+    const body = c.req.valid("json");
+    const runId = body.runId ?? crypto.randomUUID();
+    const result = await runStub(c.env, tenant, runId).create(tenant, runId, body);
+    if (!result.ok) return respond(c, result, 201);
+    const { run, created } = result.value;
+    const [runnerToken, viewerToken] = await Promise.all([
+      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: run.timeouts }),
+      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: run.timeouts }),
+    ]);
+    return respond(c, ok({ run, runnerToken, viewerToken }), created ? 201 : 200);
+  },
+);
 
-runs.get("/", async (c) => {
-  const tenant = tenantOf(c);
-  if (!tenant.ok) return failureResponse(tenant);
-  const query = readQuery(c, ListRunsQuery);
-  if (!query.ok) return failureResponse(query);
-  return respond(await tenantIndexStub(c.env, tenant.value).list(query.value));
-});
+apiRoute(
+  runs,
+  {
+    method: "get",
+    path: "/",
+    tags,
+    summary: "List the tenant's runs, newest first",
+    access: API_KEY,
+    request: { query: ListRunsQuery },
+    responses: { 200: jsonResponse(RunsPage, "A page of runs; pass `nextCursor` back as `cursor` for the next") },
+    refusals: ["invalid_query"],
+  },
+  async (c) => respond(c, await tenantIndexStub(c.env, c.var.tenant).list(c.req.valid("query")), 200),
+);
 
-runs.get("/:runId", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: ["viewer"] });
-  if (!access.ok) return failureResponse(access);
-  return respond(await runStub(c.env, access.value.tenant, access.value.runId).get());
-});
+apiRoute(
+  runs,
+  {
+    method: "get",
+    path: "/{runId}",
+    tags,
+    summary: "Read a run",
+    access: RUN_READER,
+    request: { params: RunParams },
+    responses: { 200: jsonResponse(RunRecord, "The run record") },
+    refusals: ["not_found", "gone"],
+  },
+  async (c) => respond(c, await runOf(c).get(), 200),
+);
 
-runs.delete("/:runId", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: [] });
-  if (!access.ok) return failureResponse(access);
-  return respond(await runStub(c.env, access.value.tenant, access.value.runId).purge());
-});
+apiRoute(
+  runs,
+  {
+    method: "delete",
+    path: "/{runId}",
+    tags,
+    summary: "Purge a finished run",
+    description:
+      "Deletes the log, commands and approvals; a tombstone stays, so later reads answer 410 with the final status.",
+    access: RUN_BY_API_KEY,
+    request: { params: RunParams },
+    responses: { 200: jsonResponse(PurgedRun, "Purged") },
+    refusals: ["not_found", "gone", "not_terminal"],
+  },
+  async (c) => respond(c, await runOf(c).purge(), 200),
+);
 
-runs.post("/:runId/tokens", async (c) => {
-  const access = runAccess(c, { apiKey: true, tokens: [] });
-  if (!access.ok) return failureResponse(access);
-  const body = await readBody(c, TokenBody);
-  if (!body.ok) return failureResponse(body);
-  const { tenant, runId } = access.value;
-  const run = await runStub(c.env, tenant, runId).get();
-  if (!run.ok) return failureResponse(run);
-  const { role, ttlMs } = body.value;
-  const interact = role === "viewer" && body.value.interact === true;
-  const options = { timeouts: run.value.timeouts, ttlMs, interact };
-  const token = await mintToken(c.env.TOKEN_SECRET, { tenant, runId, role }, options);
-  return c.json({ token, role, interact }, 201);
-});
+apiRoute(
+  runs,
+  {
+    method: "post",
+    path: "/{runId}/tokens",
+    tags,
+    summary: "Mint a runner or viewer token",
+    description:
+      "Default lifetimes: viewer 24 h; runner `runMs + takeoverMs + 24 h`. `interact` lets a viewer token send commands.",
+    access: RUN_BY_API_KEY,
+    request: { params: RunParams, body: jsonRequest(TokenBody) },
+    responses: { 201: jsonResponse(MintedToken, "The token") },
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "not_found", "gone"],
+  },
+  async (c) => {
+    const { tenant, runId } = c.var.run;
+    const { role, ttlMs, interact: asked } = c.req.valid("json");
+    const run = await runOf(c).get();
+    if (!run.ok) return respond(c, run, 201);
+    const interact = role === "viewer" && asked === true;
+    const token = await mintToken(
+      c.env.TOKEN_SECRET,
+      { tenant, runId, role },
+      { timeouts: run.value.timeouts, ttlMs, interact },
+    );
+    return respond(c, ok({ token, role, interact }), 201);
+  },
+);

@@ -1,4 +1,3 @@
-import { Hono } from "hono";
 import { streamStub } from "../objects/stubs.ts";
 import { MAX_APPEND_BYTES } from "../streams/content.ts";
 import { BASE_HEADERS, streamFailure, streamResponse, streamTenant } from "../streams/http.ts";
@@ -7,8 +6,10 @@ import { parseAppendHeaders, parseCreateHeaders, parseForkHeaders, parseStreamPa
 import type { StreamApi } from "../streams/stream-api.ts";
 import { appendResponse, createResponse } from "../streams/write-responses.ts";
 import { fail, ok, type Result, STREAM_ROUTE_PREFIX } from "../protocol/index.ts";
-import type { AppContext, AppEnv } from "./app-env.ts";
+import type { AppContext } from "./app-env.ts";
+import { apiRouter, headRoute, rawRoute } from "./api-route.ts";
 import { readLimitedBody } from "./body-limit.ts";
+import { STREAM_ROUTES } from "./stream-docs.ts";
 
 /**
  * Durable Streams at /v1/stream/{path} (durable-streams PROTOCOL.md): PUT creates, POST appends
@@ -20,7 +21,7 @@ import { readLimitedBody } from "./body-limit.ts";
  * because CORS preflights carry no credentials and ALLOW_ANONYMOUS_STREAMS may admit requests
  * without any.
  */
-export const streams = new Hono<AppEnv>();
+export const streams = apiRouter();
 
 interface Target {
   tenant: string;
@@ -37,9 +38,9 @@ function target(c: AppContext): Result<Target> {
   return ok({ tenant: tenant.value, path: path.value, stub: streamStub(c.env, tenant.value, path.value) });
 }
 
-streams.options("/*", () => streamResponse(204, {}));
+rawRoute(streams, STREAM_ROUTES.preflight, () => streamResponse(204, {}));
 
-streams.put("/*", async (c) => {
+rawRoute(streams, STREAM_ROUTES.create, async (c) => {
   const stream = target(c);
   if (!stream.ok) return streamFailure(stream);
   const headers = parseCreateHeaders(c.req.raw.headers);
@@ -54,7 +55,7 @@ streams.put("/*", async (c) => {
   return createResponse(result, url.origin + url.pathname);
 });
 
-streams.post("/*", async (c) => {
+rawRoute(streams, STREAM_ROUTES.append, async (c) => {
   const stream = target(c);
   if (!stream.ok) return streamFailure(stream);
   const headers = parseAppendHeaders(c.req.raw.headers);
@@ -69,20 +70,22 @@ streams.post("/*", async (c) => {
 });
 
 // Hono routes HEAD to GET handlers; the request keeps its method.
-streams.get("/*", async (c) => {
+headRoute(streams, STREAM_ROUTES.describe);
+rawRoute(streams, STREAM_ROUTES.read, async (c) => {
   const stream = target(c);
   if (!stream.ok) return streamFailure(stream);
   if (c.req.method === "HEAD") return serveStreamHead(stream.value.stub);
   return serveStreamRead(c.env, stream.value.stub, c.req.raw, new URL(c.req.url));
 });
 
-streams.delete("/*", async (c) => {
+rawRoute(streams, STREAM_ROUTES.remove, async (c) => {
   const stream = target(c);
   if (!stream.ok) return streamFailure(stream);
   const removed = await stream.value.stub.remove();
   return removed.ok ? streamResponse(204, {}) : streamFailure(removed);
 });
 
+// Any other method: 405, documented on each operation's path.
 streams.all("/*", async (c) => {
   const stream = target(c);
   if (!stream.ok) return streamFailure(stream);

@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { RunId, RunnerOutcome, RunStatus, Timeouts } from "./run.ts";
+
+// What the API answers with: the records a run keeps, as zod schemas so the OpenAPI document and
+// the TypeScript types come from one definition. A `.meta({ id })` names a component in the
+// document. Objects the server sends are not strict: a client ignores fields it does not know,
+// so the server can add some (the tests close them, so an undocumented field still fails).
+// A nullable record is `z.union([X, z.null()])`, not `X.nullable()`: the document generator
+// turns the latter into an `allOf` that refuses null.
+
+const Timestamp = z.iso.datetime().describe("ISO-8601, UTC");
+
+export const Outcome = z
+  .object({ ...RunnerOutcome.shape, status: z.enum(["succeeded", "failed", "cancelled", "timed_out"]) })
+  .meta({
+    id: "Outcome",
+    description:
+      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed.",
+  });
+export type Outcome = z.infer<typeof Outcome>;
+
+export const EventSource = z.enum(["runner", "control"]);
+export type EventSource = z.infer<typeof EventSource>;
+
+export const RunEvent = z
+  .object({
+    seq: z.number().int().min(1).describe("Position in the log: starts at 1, no gaps; the viewers' cursor"),
+    epoch: z.number().int().min(0),
+    source: EventSource,
+    sourceSeq: z.number().int().min(1).optional().describe("The runner's sequence number (runner events only)"),
+    type: z.string(),
+    data: z.unknown(),
+    time: Timestamp,
+  })
+  .meta({ id: "RunEvent", description: "One event of a run's log" });
+export type RunEvent = z.infer<typeof RunEvent>;
+
+const Decision = z.enum(["approve", "deny"]);
+
+export const COMMAND_STATES = ["queued", "delivered", "applied", "rejected", "unknown"] as const;
+export const CommandState = z.enum(COMMAND_STATES);
+export type CommandState = z.infer<typeof CommandState>;
+export const CommandType = z.enum(["input", "interrupt", "cancel", "approval"]);
+export type CommandType = z.infer<typeof CommandType>;
+
+export const CommandRecord = z
+  .object({
+    commandId: z.string(),
+    controllerSeq: z.number().int().min(1),
+    type: CommandType,
+    text: z.string().optional(),
+    requestId: z.string().optional(),
+    decision: Decision.optional(),
+    reason: z.string().optional(),
+    state: CommandState,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: "CommandRecord", description: "A command as the run stores it" });
+export type CommandRecord = z.infer<typeof CommandRecord>;
+
+export const ApprovalState = z.enum(["pending", "approved", "denied", "expired"]);
+export type ApprovalState = z.infer<typeof ApprovalState>;
+
+export const ApprovalRecord = z
+  .object({
+    requestId: z.string(),
+    state: ApprovalState,
+    requestedSeq: z.number().int().min(1),
+    data: z.unknown(),
+    decision: Decision.optional(),
+    reason: z.string().optional(),
+    createdAt: Timestamp,
+    expiresAt: Timestamp.optional(),
+    resolvedAt: Timestamp.optional(),
+  })
+  .meta({ id: "ApprovalRecord", description: "A tool call waiting for, or given, an operator's decision" });
+export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+
+export const RunRecord = z
+  .object({
+    id: RunId,
+    status: RunStatus,
+    epoch: z.number().int().min(0),
+    createdAt: Timestamp,
+    claimedAt: z.union([Timestamp, z.null()]),
+    finishedAt: z.union([Timestamp, z.null()]),
+    lastSeq: z.number().int().min(0),
+    highestSourceSeq: z.number().int().min(0),
+    outcome: z.union([Outcome, z.null()]),
+    agent: z.unknown(),
+    input: z.unknown(),
+    timeouts: Timeouts,
+    retentionMs: z.number().int().min(1),
+    metadata: z.record(z.string(), z.unknown()),
+    pendingApprovals: z.array(ApprovalRecord),
+    runner: z.object({
+      id: z.union([z.string(), z.null()]),
+      connected: z.boolean(),
+      leaseExpiresAt: z.union([Timestamp, z.null()]),
+    }),
+  })
+  .meta({ id: "RunRecord", description: "A run as the API shows it" });
+export type RunRecord = z.infer<typeof RunRecord>;
+
+export const RunListing = z
+  .object({ runId: RunId, status: RunStatus, createdAt: Timestamp, updatedAt: Timestamp })
+  .meta({ id: "RunListing", description: "One run in a tenant's list" });
+export type RunListing = z.infer<typeof RunListing>;

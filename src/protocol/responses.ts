@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { ApprovalRecord, CommandRecord, RunEvent, RunListing, RunRecord } from "./records.ts";
+import { RunId, RunStatus } from "./run.ts";
+
+// The bodies of the API's answers, one schema each (see records.ts for the conventions).
+
+export const CreatedRun = z
+  .object({
+    run: RunRecord,
+    runnerToken: z.string().describe("For the runner WebSocket only"),
+    viewerToken: z.string().describe("Reads the run; cannot send commands"),
+  })
+  .meta({ id: "CreatedRun" });
+export type CreatedRun = z.infer<typeof CreatedRun>;
+
+export const RunsPage = z
+  .object({
+    runs: z.array(RunListing),
+    nextCursor: z.union([z.string(), z.null()]).describe("Pass back as `cursor` for the next page; null on the last"),
+  })
+  .meta({ id: "RunsPage", description: "A page of the tenant's runs, newest first" });
+export type RunsPage = z.infer<typeof RunsPage>;
+
+export const EventsPage = z
+  .object({
+    events: z.array(RunEvent),
+    nextAfter: z.number().int().min(0).describe("Pass as the next `after`"),
+    hasMore: z.boolean(),
+    status: RunStatus,
+  })
+  .meta({ id: "EventsPage", description: "A page of a run's event log" });
+export type EventsPage = z.infer<typeof EventsPage>;
+
+/** `command` is null only for a repeated cancel of a run that was cancelled without one. */
+const SubmittedCommand = {
+  created: z.boolean().describe("false for a repeat of an earlier identical request"),
+  command: z.union([CommandRecord, z.null()]),
+};
+
+export const CommandAccepted = z.object(SubmittedCommand).meta({ id: "CommandAccepted" });
+export type CommandAccepted = z.infer<typeof CommandAccepted>;
+
+export const CancelAccepted = z.object({ ...SubmittedCommand, run: RunRecord }).meta({ id: "CancelAccepted" });
+export type CancelAccepted = z.infer<typeof CancelAccepted>;
+
+export const ApprovalAccepted = z
+  .object({ created: z.boolean(), approval: ApprovalRecord })
+  .meta({ id: "ApprovalAccepted" });
+export type ApprovalAccepted = z.infer<typeof ApprovalAccepted>;
+
+export const MintedToken = z
+  .object({ token: z.string(), role: z.enum(["runner", "viewer"]), interact: z.boolean() })
+  .meta({ id: "MintedToken" });
+export type MintedToken = z.infer<typeof MintedToken>;
+
+export const PurgedRun = z.object({ status: RunStatus.describe("How the run ended") }).meta({ id: "PurgedRun" });
+export type PurgedRun = z.infer<typeof PurgedRun>;
+
+export const RunnerPreflight = z
+  .object({ runId: RunId, status: RunStatus, epoch: z.number().int().min(0) })
+  .meta({ id: "RunnerPreflight", description: "What a runner learns before attaching" });
+export type RunnerPreflight = z.infer<typeof RunnerPreflight>;
