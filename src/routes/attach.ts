@@ -3,7 +3,7 @@ import { socketUpgradeRequest } from "../run/socket-request.ts";
 import { RUN_READER_IN_BROWSER, RUNNER } from "./access.ts";
 import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
-import { errorResponse, failureResponse, respond } from "./respond.ts";
+import { errorResponse, respond, unwrap } from "./respond.ts";
 
 /**
  * Attaching to a run over a WebSocket: the runner socket (a plain GET is the bridge's attach
@@ -64,8 +64,7 @@ apiRoute(
   async (c) => {
     const stub = runOf(c);
     if (!isUpgrade(c.req.header("upgrade"))) {
-      const run = await stub.get();
-      if (!run.ok) return failureResponse(run);
+      unwrap(await stub.get()); // 404 and 410 first, as for an upgrade
       return errorResponse("invalid_query", "this route needs a WebSocket upgrade (Upgrade: websocket)");
     }
     const viewer = { role: "viewer", after: c.req.valid("query").after, interact: c.var.run.interact } as const;

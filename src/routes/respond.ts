@@ -15,11 +15,16 @@ export function failureResponse(failure: Failure): Response {
 }
 
 /**
- * Answers a value as JSON with `status`, typed so the route's declared response schema checks it.
- * A Failure leaves the handler as an HTTPException carrying its error response (the app's
- * onError answers with it): a handler's typed responses are its successes only.
+ * The value of a Result; a Failure leaves the handler as an HTTPException carrying its error
+ * response, which the app's onError answers with. So a handler's typed responses (checked
+ * against its route's schemas) are its successes only.
  */
-export function respond<T, S extends ContentfulStatusCode>(c: Context, result: Result<T>, status: S) {
+export function unwrap<T>(result: Result<T>): T {
   if (!result.ok) throw new HTTPException(ERROR_STATUS[result.code], { res: failureResponse(result) });
-  return c.json(result.value as JSONParsed<T>, status);
+  return result.value;
+}
+
+/** Answers a Result's value as JSON with `status`, typed for the route's response schemas; a Failure as above. */
+export function respond<T, S extends ContentfulStatusCode>(c: Context, result: Result<T>, status: S) {
+  return c.json(unwrap(result) as JSONParsed<T>, status);
 }

@@ -4,7 +4,7 @@ import { NO_SUCH_STREAM, type StreamReader } from "../streams/stream-api.ts";
 import type { RunEnv } from "./app-env.ts";
 import { apiRouter, headRoute, rawRoute } from "./api-route.ts";
 import { runOf } from "./auth.ts";
-import { errorResponse, failureResponse } from "./respond.ts";
+import { errorResponse, unwrap } from "./respond.ts";
 import { RUN_STREAM_ROUTES } from "./stream-docs.ts";
 import type { Context } from "hono";
 
@@ -18,8 +18,7 @@ headRoute(runStream, RUN_STREAM_ROUTES.describe);
 rawRoute(runStream, RUN_STREAM_ROUTES.read, async (c: Context<RunEnv>) => {
   const stub = runOf(c);
   // Unknown and purged runs answer as the rest of the API does: 404, or 410 with the status.
-  const run = await stub.get();
-  if (!run.ok) return failureResponse(run);
+  unwrap(await stub.get());
   const reader: StreamReader = {
     read: (request) => stub.readLog(request),
     describe: async () => {

@@ -5,7 +5,6 @@ import {
   CreateRunBody,
   ListRunsQuery,
   MintedToken,
-  ok,
   PurgedRun,
   RunParams,
   RunRecord,
@@ -15,7 +14,7 @@ import {
 import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
-import { respond } from "./respond.ts";
+import { respond, unwrap } from "./respond.ts";
 
 /** Creating, reading, listing and deleting runs, and minting their tokens. */
 export const runs = apiRouter();
@@ -42,14 +41,12 @@ apiRoute(
     const tenant = c.var.tenant;
     const body = c.req.valid("json");
     const runId = body.runId ?? crypto.randomUUID();
-    const result = await runStub(c.env, tenant, runId).create(tenant, runId, body);
-    if (!result.ok) return respond(c, result, 201);
-    const { run, created } = result.value;
+    const { run, created } = unwrap(await runStub(c.env, tenant, runId).create(tenant, runId, body));
     const [runnerToken, viewerToken] = await Promise.all([
       mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: run.timeouts }),
       mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: run.timeouts }),
     ]);
-    return respond(c, ok({ run, runnerToken, viewerToken }), created ? 201 : 200);
+    return c.json({ run, runnerToken, viewerToken }, created ? 201 : 200);
   },
 );
 
@@ -117,14 +114,13 @@ apiRoute(
   async (c) => {
     const { tenant, runId } = c.var.run;
     const { role, ttlMs, interact: asked } = c.req.valid("json");
-    const run = await runOf(c).get();
-    if (!run.ok) return respond(c, run, 201);
+    const run = unwrap(await runOf(c).get());
     const interact = role === "viewer" && asked === true;
     const token = await mintToken(
       c.env.TOKEN_SECRET,
       { tenant, runId, role },
-      { timeouts: run.value.timeouts, ttlMs, interact },
+      { timeouts: run.timeouts, ttlMs, interact },
     );
-    return respond(c, ok({ token, role, interact }), 201);
+    return c.json({ token, role, interact }, 201);
   },
 );

@@ -1,0 +1,234 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { createRun, KEY_B, uniqueRunId } from "../helpers.ts";
+import { agentEvent, claim } from "../sockets.ts";
+import { Documented, fetchDocument } from "./documented.ts";
+
+// Documented requests to every route, answered for real, each answer checked against the
+// document: its status must be documented for the operation, its JSON body must match the
+// schema of that status (closed: no undocumented fields). The last test checks every documented
+// success answer of the API was among them.
+
+let api: Documented;
+beforeAll(async () => {
+  api = new Documented(await fetchDocument());
+});
+
+const RUN = "/v1/runs/{runId}";
+
+/** A run whose runner asked for an approval, so the run is waiting. */
+async function waitingRun() {
+  const created = await createRun({ timeouts: { heartbeatMs: 600_000 } });
+  const session = await claim(created.run.id, created.runnerToken);
+  session.runner.send({
+    type: "events",
+    epoch: session.epoch,
+    events: [agentEvent(1), agentEvent(2, "approval.requested", { requestId: "req-1", tool: "shell" })],
+  });
+  await session.runner.next("ack");
+  return { ...created, runner: session.runner };
+}
+
+/** A finished run, purged: reads of it answer 410. */
+async function purgedRun() {
+  const { run } = await createRun();
+  expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(202);
+  expect((await api.send("delete", RUN, { runId: run.id })).status).toBe(200);
+  return run.id;
+}
+
+describe("runs, as documented", () => {
+  it("create: 201, an identical repeat 200, another body 409, a purged id 410", async () => {
+    const runId = uniqueRunId();
+    const body = { runId, input: { prompt: "hi" }, metadata: { repo: "acme/web" }, timeouts: { idleMs: 60_000 } };
+    const created = await api.send("post", "/v1/runs", {}, { json: body });
+    expect(created.status).toBe(201);
+    expect(created.body.run).toMatchObject({ id: runId, status: "queued", lastSeq: 1 });
+    expect((await api.send("post", "/v1/runs", {}, { json: body })).status).toBe(200);
+    expect((await api.send("post", "/v1/runs", {}, { json: { runId, input: 2 } })).body.error.code).toBe("conflict");
+    const purged = await purgedRun();
+    const gone = await api.send("post", "/v1/runs", {}, { json: { runId: purged } });
+    expect(gone).toMatchObject({ status: 410, body: { error: { code: "gone" }, status: "cancelled" } });
+  });
+
+  it("create refuses bad bodies and callers: 400, 422, 413, 401, 403", async () => {
+    const { viewerToken } = await createRun();
+    const send = (init: Parameters<Documented["send"]>[3]) => api.send("post", "/v1/runs", {}, init);
+    expect((await send({ body: "{not json" })).body.error.code).toBe("invalid_json");
+    expect((await send({ json: { runId: "-bad" } })).body.error.code).toBe("invalid_body");
+    expect((await send({ json: { unknown: 1 } })).body.error.code).toBe("invalid_body");
+    expect((await send({ body: JSON.stringify({ input: "x".repeat(1024 * 1024) }) })).status).toBe(413);
+    expect((await send({ json: {}, key: null })).body.error.code).toBe("unauthorized");
+    expect((await send({ json: {}, key: viewerToken })).body.error.code).toBe("forbidden");
+  });
+
+  it("list: 200 with a page; a bad limit 400", async () => {
+    await createRun({}, KEY_B);
+    const page = await api.send("get", "/v1/runs", {}, { key: KEY_B, query: "?limit=1" });
+    expect(page.status).toBe(200);
+    expect(page.body.runs).toHaveLength(1);
+    expect((await api.send("get", "/v1/runs", {}, { query: "?limit=0" })).body.error.code).toBe("invalid_query");
+    expect((await api.send("get", "/v1/runs", {}, { query: "?status=nope" })).body.error.code).toBe("invalid_query");
+  });
+
+  it("read: 200, 404 unknown, 400 bad id, 403 another run's token, 410 purged", async () => {
+    const { run } = await createRun();
+    const other = await createRun();
+    expect((await api.send("get", RUN, { runId: run.id })).body.id).toBe(run.id);
+    expect((await api.send("get", RUN, { runId: "no-such-run" })).status).toBe(404);
+    expect((await api.send("get", RUN, { runId: "-bad" })).status).toBe(400);
+    expect((await api.send("get", RUN, { runId: run.id }, { key: other.viewerToken })).status).toBe(403);
+    const gone = await api.send("get", RUN, { runId: await purgedRun() });
+    expect(gone.body).toMatchObject({ error: { code: "gone" }, status: "cancelled" });
+    expect(gone.body.finishedAt).toEqual(expect.any(String));
+  });
+
+  it("delete: 409 while running, 200 once finished, then 410", async () => {
+    const { run } = await createRun();
+    expect((await api.send("delete", RUN, { runId: run.id })).body.error.code).toBe("not_terminal");
+    await api.send("post", `${RUN}/cancel`, { runId: run.id });
+    expect((await api.send("delete", RUN, { runId: run.id })).body).toEqual({ status: "cancelled" });
+    expect((await api.send("delete", RUN, { runId: run.id })).status).toBe(410);
+  });
+
+  it("tokens: 201; interact on a runner token 422; an unknown run 404", async () => {
+    const { run } = await createRun();
+    const minted = await api.send(
+      "post",
+      `${RUN}/tokens`,
+      { runId: run.id },
+      { json: { role: "viewer", interact: true } },
+    );
+    expect(minted).toMatchObject({ status: 201, body: { role: "viewer", interact: true } });
+    const runner = await api.send(
+      "post",
+      `${RUN}/tokens`,
+      { runId: run.id },
+      { json: { role: "runner", interact: true } },
+    );
+    expect(runner.body.error.code).toBe("invalid_body");
+    expect((await api.send("post", `${RUN}/tokens`, { runId: "nope" }, { json: { role: "viewer" } })).status).toBe(404);
+  });
+
+  it("events: 200 with a page of documented events; a bad limit 400; an unknown run 404", async () => {
+    const { run, runner } = await waitingRun();
+    const page = await api.send("get", `${RUN}/events`, { runId: run.id }, { query: "?after=0&limit=500" });
+    expect(page.body.events.map((e: { type: string }) => e.type)).toEqual([
+      "run.created",
+      "run.claimed",
+      "TEXT_MESSAGE_CONTENT",
+      "approval.requested",
+    ]);
+    expect((await api.send("get", `${RUN}/events`, { runId: run.id }, { query: "?limit=501" })).status).toBe(400);
+    expect((await api.send("get", `${RUN}/events`, { runId: "nope" })).status).toBe(404);
+    runner.close();
+  });
+});
+
+describe("operators, as documented", () => {
+  it("commands: 201, a repeat 200, another body 409, input without text 422, a finished run 409", async () => {
+    const { run } = await createRun();
+    const send = (json: unknown) => api.send("post", `${RUN}/commands`, { runId: run.id }, { json });
+    const command = { commandId: "c-1", type: "input", text: "go on" };
+    expect((await send(command)).body).toMatchObject({ created: true, command: { state: "queued" } });
+    expect((await send(command)).status).toBe(200);
+    expect((await send({ ...command, text: "other" })).body.error.code).toBe("conflict");
+    expect((await send({ commandId: "c-2", type: "input" })).body.error.code).toBe("invalid_body");
+    expect((await send({})).status).toBe(422);
+    await api.send("post", `${RUN}/cancel`, { runId: run.id });
+    expect((await send({ commandId: "c-3", type: "interrupt" })).body.error.code).toBe("terminal_run");
+  });
+
+  it("approvals: 201, the same decision 200, another 409 stale", async () => {
+    const { run, runner } = await waitingRun();
+    const decide = (json: unknown) =>
+      api.send("post", `${RUN}/approvals/{requestId}`, { runId: run.id, requestId: "req-1" }, { json });
+    expect((await decide({ decision: "approve" })).body.approval).toMatchObject({ state: "approved" });
+    expect((await decide({ decision: "approve" })).status).toBe(200);
+    expect((await decide({ decision: "deny" })).body.error.code).toBe("stale");
+    runner.close();
+  });
+
+  it("cancel: 202 with the run, then 200; a viewer token without interact 403", async () => {
+    const { run, viewerToken } = await createRun();
+    expect((await api.send("post", `${RUN}/cancel`, { runId: run.id }, { key: viewerToken })).status).toBe(403);
+    const cancelled = await api.send("post", `${RUN}/cancel`, { runId: run.id }, { json: { reason: "stop" } });
+    expect(cancelled).toMatchObject({ status: 202, body: { run: { status: "cancelled" } } });
+    expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(200);
+  });
+});
+
+describe("sockets and streams, as documented", () => {
+  it("the runner preflight: 200 for its runner token, 403 for an API key or for another run", async () => {
+    const { run, runnerToken } = await createRun();
+    const preflight = await api.send("get", `${RUN}/runner`, { runId: run.id }, { key: runnerToken });
+    expect(preflight.body).toEqual({ runId: run.id, status: "queued", epoch: 0 });
+    expect((await api.send("get", `${RUN}/runner`, { runId: run.id })).status).toBe(403);
+    expect((await api.send("get", `${RUN}/runner`, { runId: "nope" }, { key: runnerToken })).status).toBe(403);
+  });
+
+  it("watch without an upgrade: 400 for a run that exists, 404 for one that does not", async () => {
+    const { run } = await createRun();
+    expect((await api.send("get", `${RUN}/watch`, { runId: run.id })).body.error.code).toBe("invalid_query");
+    expect((await api.send("get", `${RUN}/watch`, { runId: "nope" })).status).toBe(404);
+  });
+
+  it("a run's stream: GET 200 with documented events, HEAD 200, an unknown run 404", async () => {
+    const { run } = await createRun();
+    const read = await api.send("get", `${RUN}/stream`, { runId: run.id }, { query: "?offset=-1" });
+    expect(read.body.map((e: { type: string }) => e.type)).toEqual(["run.created"]);
+    expect(read.response.headers.get("stream-next-offset")).toEqual(expect.any(String));
+    expect((await api.send("head", `${RUN}/stream`, { runId: run.id })).status).toBe(200);
+    expect((await api.send("get", `${RUN}/stream`, { runId: "nope" })).status).toBe(404);
+  });
+
+  it("a generic stream: create, append, read, describe, delete, preflight", async () => {
+    const path = { path: `docs/${crypto.randomUUID()}` };
+    const json = { headers: { "content-type": "application/json" } };
+    expect((await api.send("put", "/v1/stream/{path}", path, json)).status).toBe(201);
+    expect((await api.send("put", "/v1/stream/{path}", path, json)).status).toBe(200);
+    expect((await api.send("post", "/v1/stream/{path}", path, { ...json, body: '{"a":1}' })).status).toBe(204);
+    const producer = { "producer-id": "p-1", "producer-epoch": "0", "producer-seq": "0" };
+    const produced = await api.send("post", "/v1/stream/{path}", path, {
+      headers: { ...json.headers, ...producer },
+      body: '{"b":2}',
+    });
+    expect(produced.status).toBe(200);
+    const read = await api.send("get", "/v1/stream/{path}", path, { query: "?offset=-1" });
+    expect(read).toMatchObject({ status: 200, body: [{ a: 1 }, { b: 2 }] });
+    expect((await api.send("head", "/v1/stream/{path}", path)).status).toBe(200);
+    expect((await api.send("options", "/v1/stream/{path}", path, { key: null })).status).toBe(204);
+    expect((await api.send("delete", "/v1/stream/{path}", path)).status).toBe(204);
+    expect((await api.send("get", "/v1/stream/{path}", path)).body.error.code).toBe("not_found");
+  });
+
+  it("a stream refuses run tokens (403) and missing credentials (401)", async () => {
+    const { viewerToken } = await createRun();
+    const path = { path: "docs/refused" };
+    expect((await api.send("put", "/v1/stream/{path}", path, { key: viewerToken })).status).toBe(403);
+    expect((await api.send("put", "/v1/stream/{path}", path, { key: null })).status).toBe(401);
+  });
+
+  it("the reference: the document and the frames' schemas", async () => {
+    expect((await api.send("get", "/openapi.json", {}, { key: null })).body.openapi).toBe("3.1.0");
+    expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
+    expect((await api.send("get", "/schemas/viewer-frames.json", {}, { key: null })).status).toBe(200);
+  });
+});
+
+describe("coverage", () => {
+  it("every documented success answer of every operation was checked above", () => {
+    const documented: string[] = [];
+    for (const [path, item] of Object.entries<any>(api.document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        for (const status of Object.keys(operation.responses)) {
+          // A GET's 204 is a long-poll timing out (the stream tests wait for it), 101 a socket opening.
+          const longPollTimeout = method === "get" && status === "204";
+          if (status.startsWith("2") && !longPollTimeout) {
+            documented.push(`${method.toUpperCase()} ${path} ${status}`);
+          }
+        }
+      }
+    }
+    expect(documented.filter((answer) => !api.seen.has(answer))).toEqual([]);
+  });
+});
