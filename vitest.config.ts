@@ -6,7 +6,8 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     // Builds the console (console/dist) when missing or stale: every wrangler dev serves it.
-    globalSetup: ["./test/support/build-console.ts"],
+    // Then the API reference page's assets (console/dist/docs), which the console build keeps.
+    globalSetup: ["./test/support/build-console.ts", "./test/edge/openapi/build-docs-setup.ts"],
     projects: [
       {
         plugins: [

@@ -30,7 +30,10 @@ export function consoleIsStale(): boolean {
 }
 
 export async function buildConsole(): Promise<void> {
-  fs.rmSync(DIST, { recursive: true, force: true });
+  // dist/docs/ holds the API reference page's assets (npm run build:docs): not the console's to clean.
+  for (const entry of fs.existsSync(DIST) ? fs.readdirSync(DIST) : []) {
+    if (entry !== "docs") fs.rmSync(path.join(DIST, entry), { recursive: true, force: true });
+  }
   fs.cpSync(path.join(ROOT, "public"), DIST, { recursive: true });
   await build({
     entryPoints: { app: path.join(ROOT, "src/main.tsx") },

@@ -12,6 +12,8 @@ export interface Env {
   STREAMS: DurableObjectNamespace;
   /** "true" lets requests without credentials use streams as the sandbox tenant "anonymous". Off by default. */
   ALLOW_ANONYMOUS_STREAMS?: string;
+  /** The static assets (console/dist): the console, and the API reference page's script and stylesheet. */
+  ASSETS?: Fetcher;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
 }

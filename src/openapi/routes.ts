@@ -2,6 +2,8 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { apiRouter, rawRoute } from "../routes/api-route.ts";
 import type { AppEnv } from "../routes/app-env.ts";
 import { openApiDocument } from "./document.ts";
+import { errorResponse } from "../routes/respond.ts";
+import { DOCS_ASSETS, DOCS_PAGE } from "./docs-page.ts";
 import { FRAME_SCHEMAS } from "./frame-schemas.ts";
 
 const open = { security: [], refusals: [] };
@@ -21,8 +23,8 @@ function once<T>(make: () => T): () => T {
 }
 
 /**
- * The API's own reference: the OpenAPI document of `app`, and the frames' JSON Schemas. Served
- * without credentials, like any public API description.
+ * The API's own reference: the OpenAPI document of `app`, the frames' JSON Schemas and the
+ * reference page. Served without credentials, like any public API description.
  */
 export function referenceRoutes(app: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
   const reference = apiRouter();
@@ -56,5 +58,39 @@ export function referenceRoutes(app: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
       (c) => c.json(generated()),
     );
   }
+  rawRoute(
+    reference,
+    {
+      method: "get",
+      path: "/docs",
+      tags,
+      summary: "The API reference page (Swagger UI over this document; works offline)",
+      access: open,
+      responses: { 200: { description: "The page", content: { "text/html": { schema: { type: "string" } } } } },
+      refusals: [],
+    },
+    (c) => c.html(DOCS_PAGE),
+  );
+  rawRoute(
+    reference,
+    {
+      method: "get",
+      path: "/docs/{path}",
+      honoPath: "/docs/*",
+      tags,
+      summary: "The reference page's script and stylesheet (static assets)",
+      access: open,
+      request: { params: z.object({ path: z.string() }) },
+      responses: { 200: { description: "The file", content: { "*/*": { schema: {} } } } },
+      refusals: ["not_found"],
+    },
+    (c) => {
+      // Only the page's own files: any other path would get the console's single-page fallback.
+      const name = c.req.path.slice("/docs/".length);
+      const known = (DOCS_ASSETS as readonly string[]).includes(name);
+      if (!known || !c.env.ASSETS) return errorResponse("not_found", "no such file of the API reference");
+      return c.env.ASSETS.fetch(c.req.raw);
+    },
+  );
   return reference;
 }

@@ -1,0 +1,32 @@
+/**
+ * The API reference page at /docs: Swagger UI over /openapi.json. Its script and stylesheet are
+ * static assets bundled from npm at build time (src/openapi/build-docs.ts), so the page needs no
+ * network beyond this worker. The validator badge is off: it would call validator.swagger.io.
+ */
+/** The files under /docs/, copied from swagger-ui-dist (its licence included). */
+export const DOCS_ASSETS = ["swagger-ui-bundle.js", "swagger-ui.css", "LICENSE", "NOTICE"] as const;
+
+export const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>agent-run-edge API</title>
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+  <div id="reference"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({
+      url: "/openapi.json",
+      dom_id: "#reference",
+      validatorUrl: null,
+      deepLinking: true,
+      persistAuthorization: false,
+      tryItOutEnabled: false,
+    });
+  </script>
+</body>
+</html>
+`;
