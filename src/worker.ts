@@ -14,8 +14,10 @@ export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
 export { TenantIndex } from "./objects/tenant-index.ts";
 
-// Every route is declared with its documentation (src/routes/api-route.ts); /openapi.json
-// describes exactly what is mounted here.
+// Every route is declared with its documentation, so /openapi.json describes exactly what is
+// mounted here. A new route is one `apiRoute(router, {method, path, access, request, responses,
+// refusals}, handler)` call in the router it belongs to (src/routes/api-route.ts; runs.ts shows
+// it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
 app.route("/v1/stream", streams);
 app.use("/v1/*", authenticate());

@@ -6,8 +6,9 @@ import { parseAppendHeaders, parseCreateHeaders, parseForkHeaders, parseStreamPa
 import type { StreamApi } from "../streams/stream-api.ts";
 import { appendResponse, createResponse } from "../streams/write-responses.ts";
 import { fail, ok, type Result, STREAM_ROUTE_PREFIX } from "../protocol/index.ts";
-import type { AppContext } from "./app-env.ts";
-import { apiRouter, headRoute, rawRoute } from "./api-route.ts";
+import type { Context, MiddlewareHandler } from "hono";
+import type { Env } from "../env.ts";
+import { apiRouter, headRoute, type RawRoute, rawRoute } from "./api-route.ts";
 import { readLimitedBody } from "./body-limit.ts";
 import { STREAM_ROUTES } from "./stream-docs.ts";
 
@@ -29,8 +30,13 @@ interface Target {
   stub: StreamApi;
 }
 
+interface StreamEnv {
+  Bindings: Env;
+  Variables: { stream: Target };
+}
+
 /** The stream a request names, in the caller's tenant. */
-function target(c: AppContext): Result<Target> {
+function target(c: Context<{ Bindings: Env }>): Result<Target> {
   const path = parseStreamPath(new URL(c.req.url).pathname.slice(STREAM_ROUTE_PREFIX.length));
   if (!path.ok) return path;
   const tenant = streamTenant(c.env, c.req.header("authorization"));
@@ -38,26 +44,38 @@ function target(c: AppContext): Result<Target> {
   return ok({ tenant: tenant.value, path: path.value, stub: streamStub(c.env, tenant.value, path.value) });
 }
 
+/** Puts the stream the request names on the context (`c.var.stream`), or refuses with the stream's headers. */
+function streamTarget(): MiddlewareHandler<StreamEnv> {
+  return async (c, next) => {
+    const stream = target(c);
+    if (!stream.ok) return streamFailure(stream);
+    c.set("stream", stream.value);
+    await next();
+  };
+}
+
+/** A documented stream route, served behind `streamTarget`. */
+const targeted = <R extends RawRoute>(route: R) => ({
+  ...route,
+  access: { ...route.access, middleware: streamTarget() },
+});
+
 rawRoute(streams, STREAM_ROUTES.preflight, () => streamResponse(204, {}));
 
-rawRoute(streams, STREAM_ROUTES.create, async (c) => {
-  const stream = target(c);
-  if (!stream.ok) return streamFailure(stream);
+rawRoute(streams, targeted(STREAM_ROUTES.create), async (c: Context<StreamEnv>) => {
   const headers = parseCreateHeaders(c.req.raw.headers);
   if (!headers.ok) return streamFailure(headers);
   const fork = parseForkHeaders(c.req.raw.headers, STREAM_ROUTE_PREFIX);
   if (!fork.ok) return streamFailure(fork);
   const body = await readLimitedBody(c.req.raw, MAX_APPEND_BYTES);
   if (!body.ok) return streamFailure(body);
-  const { tenant, path, stub } = stream.value;
+  const { tenant, path, stub } = c.var.stream;
   const result = await stub.create({ tenant, path, ...headers.value, body: body.value, fork: fork.value });
   const url = new URL(c.req.url);
   return createResponse(result, url.origin + url.pathname);
 });
 
-rawRoute(streams, STREAM_ROUTES.append, async (c) => {
-  const stream = target(c);
-  if (!stream.ok) return streamFailure(stream);
+rawRoute(streams, targeted(STREAM_ROUTES.append), async (c: Context<StreamEnv>) => {
   const headers = parseAppendHeaders(c.req.raw.headers);
   if (!headers.ok) return streamFailure(headers);
   const body = await readLimitedBody(c.req.raw, MAX_APPEND_BYTES);
@@ -66,29 +84,23 @@ rawRoute(streams, STREAM_ROUTES.append, async (c) => {
     return streamFailure(fail("invalid_request", "an append needs a non-empty body"));
   if (body.value.byteLength > 0 && headers.value.contentType === null)
     return streamFailure(fail("invalid_request", "an append needs a Content-Type"));
-  return appendResponse(await stream.value.stub.append({ ...headers.value, body: body.value }));
+  return appendResponse(await c.var.stream.stub.append({ ...headers.value, body: body.value }));
 });
 
 // Hono routes HEAD to GET handlers; the request keeps its method.
 headRoute(streams, STREAM_ROUTES.describe);
-rawRoute(streams, STREAM_ROUTES.read, async (c) => {
-  const stream = target(c);
-  if (!stream.ok) return streamFailure(stream);
-  if (c.req.method === "HEAD") return serveStreamHead(stream.value.stub);
-  return serveStreamRead(c.env, stream.value.stub, c.req.raw, new URL(c.req.url));
+rawRoute(streams, targeted(STREAM_ROUTES.read), async (c: Context<StreamEnv>) => {
+  if (c.req.method === "HEAD") return serveStreamHead(c.var.stream.stub);
+  return serveStreamRead(c.env, c.var.stream.stub, c.req.raw, new URL(c.req.url));
 });
 
-rawRoute(streams, STREAM_ROUTES.remove, async (c) => {
-  const stream = target(c);
-  if (!stream.ok) return streamFailure(stream);
-  const removed = await stream.value.stub.remove();
+rawRoute(streams, targeted(STREAM_ROUTES.remove), async (c: Context<StreamEnv>) => {
+  const removed = await c.var.stream.stub.remove();
   return removed.ok ? streamResponse(204, {}) : streamFailure(removed);
 });
 
-// Any other method: 405, documented on each operation's path.
-streams.all("/*", async (c) => {
-  const stream = target(c);
-  if (!stream.ok) return streamFailure(stream);
+// Any other method: 405 (after the credential check, like every stream request).
+streams.all("/*", streamTarget(), async (c) => {
   return streamFailure(fail("method_not_allowed", `${c.req.method} is not a stream method`), {
     allow: BASE_HEADERS["access-control-allow-methods"] as string,
   });
