@@ -36,7 +36,7 @@ interface StreamEnv {
 }
 
 /** The stream a request names, in the caller's tenant. */
-function target(c: Context<{ Bindings: Env }>): Result<Target> {
+function target(c: Context<StreamEnv>): Result<Target> {
   const path = parseStreamPath(new URL(c.req.url).pathname.slice(STREAM_ROUTE_PREFIX.length));
   if (!path.ok) return path;
   const tenant = streamTenant(c.env, c.req.header("authorization"));
