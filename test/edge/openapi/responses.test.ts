@@ -208,8 +208,11 @@ describe("sockets and streams, as documented", () => {
     expect((await api.send("put", "/v1/stream/{path}", path, { key: null })).status).toBe(401);
   });
 
-  it("the reference: the document and the frames' schemas", async () => {
+  it("the reference: the document, the frames' schemas and the /docs page with its files", async () => {
     expect((await api.send("get", "/openapi.json", {}, { key: null })).body.openapi).toBe("3.1.0");
+    expect((await api.send("get", "/docs", {}, { key: null })).body).toContain("SwaggerUIBundle");
+    expect((await api.send("get", "/docs/{path}", { path: "swagger-ui.css" }, { key: null })).status).toBe(200);
+    expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
     expect((await api.send("get", "/schemas/viewer-frames.json", {}, { key: null })).status).toBe(200);
   });
