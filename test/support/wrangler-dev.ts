@@ -64,7 +64,29 @@ interface Process {
   kill(signal: "SIGTERM" | "SIGKILL"): Promise<void>;
 }
 
-async function launch(o: { port: number; persist: string; vars: Record<string, string>; readyMs: number }) {
+type LaunchOptions = { port: number; persist: string; vars: Record<string, string>; readyMs: number };
+
+/** How many times a start that lost a race for one of workerd's internal sockets is retried. */
+const START_ATTEMPTS = 4;
+
+/**
+ * Starts wrangler dev. Several starting at the same instant (test projects run in parallel) can
+ * collide on a socket workerd binds internally ("Address already in use"); such a start exits at
+ * once and is simply made again.
+ */
+async function launch(o: LaunchOptions): Promise<Process> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOnce(o);
+    } catch (error) {
+      if (!(error instanceof LostSocketRace) || attempt === START_ATTEMPTS) throw error;
+    }
+  }
+}
+
+class LostSocketRace extends Error {}
+
+async function launchOnce(o: LaunchOptions): Promise<Process> {
   const args = [
     path.join(REPO, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
@@ -110,16 +132,22 @@ async function launch(o: { port: number; persist: string; vars: Record<string, s
     await waitFor(
       `wrangler dev to answer on ${url}`,
       async () => {
-        if (exited) throw new Error(`wrangler dev exited: ${output.slice(-2000)}`);
+        if (exited) return true; // no use waiting: said below
         const res = await fetch(`${url}/v1/runs/__ready__`, { signal: AbortSignal.timeout(2000) });
         return res.status > 0;
       },
       o.readyMs,
       250,
     );
+    if (exited) {
+      const message = `wrangler dev exited before answering on ${url}\nwrangler output:\n${output.slice(-3000)}`;
+      throw output.includes("Address already in use") ? new LostSocketRace(message) : new Error(message);
+    }
   } catch (err) {
     await running.kill("SIGTERM");
+    if (err instanceof LostSocketRace) throw err;
     fs.rmSync(o.persist, { recursive: true, force: true });
+    if (exited) throw err;
     throw new Error(`${(err as Error).message}\nwrangler output:\n${output.slice(-3000)}`);
   }
   return running;
