@@ -68,6 +68,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: "serve",
+          include: ["test/serve/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
           name: "cli",
           include: ["test/cli/**/*.test.ts"],
           environment: "node",

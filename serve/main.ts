@@ -23,7 +23,8 @@ const workerd = createRequire(import.meta.url)("workerd") as {
   version: string;
 };
 
-const STOP_GRACE_MS = 10_000;
+const DRAIN_MS = 3_000;
+const KILL_MS = 10_000;
 const READY_MS = 60_000;
 
 function log(line: string): void {
@@ -127,15 +128,29 @@ async function main(): Promise<number> {
   const exited = new Promise<number>((resolve) =>
     child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1))),
   );
+  // SIGTERM lets workerd drain: it stops accepting and waits for open connections. A WebSocket
+  // the server closed can linger ~10 s (the close handshake with Node's client), so after
+  // DRAIN_MS a SIGINT makes workerd exit at once; every write it acknowledged is already on disk.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
+    if (stopping) {
+      child.kill("SIGINT");
+      return;
+    }
     stopping = true;
     log(`${signal}: stopping workerd`);
     child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+    const interrupt = setTimeout(() => {
+      log(`workerd still draining ${DRAIN_MS / 1000} s after SIGTERM: SIGINT`);
+      child.kill("SIGINT");
+    }, DRAIN_MS);
+    const kill = setTimeout(() => {
+      log(`workerd still running ${KILL_MS / 1000} s after SIGTERM: SIGKILL`);
+      child.kill("SIGKILL");
+    }, KILL_MS);
     await exited;
-    clearTimeout(timer);
+    clearTimeout(interrupt);
+    clearTimeout(kill);
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -1,0 +1,167 @@
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.ts";
+import { api, claimTimerFires, createClaimStreamWatch, createRun, type Server, storedEvents } from "./scenarios.ts";
+import { SERVE_API_KEY, SERVE_SECRETS, type ServeProcess, startServe } from "./serve-process.ts";
+
+const tempDirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("npm run serve (production bundle on plain workerd)", () => {
+  const dataDir = tempDir("serve-data-");
+  let server: ServeProcess | null = null;
+  const target = (): Server => ({ url: (server as ServeProcess).url, apiKey: SERVE_API_KEY });
+
+  beforeAll(async () => {
+    server = await startServe({ dataDir, env: SERVE_SECRETS });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("creates a run, claims it over the runner socket, streams events, and viewers see the exact log live and on replay", async () => {
+    await createClaimStreamWatch(target());
+  });
+
+  it("fires a run's claim timer from its alarm", async () => {
+    await claimTimerFires(target());
+  });
+
+  it("keeps every run's log and its pending timers across a stop and a start on the same data dir", async () => {
+    const finished = await createClaimStreamWatch(target());
+    const before = await storedEvents(target(), finished);
+    const pending = await createRun(target(), { timeouts: { claimMs: 8_000 } });
+
+    const first = server as ServeProcess;
+    await first.stop("SIGTERM");
+    expect(first.output()).toContain("[serve] stopped");
+    const stoppedAt = Date.now();
+    server = await startServe({ dataDir, env: SERVE_SECRETS });
+
+    expect(await storedEvents(target(), finished)).toEqual(before);
+    const record = await waitFor(
+      `run ${pending.runId}'s claim timer, set before the restart, to time it out after`,
+      async () => {
+        const res = await api(target(), "GET", `/v1/runs/${pending.runId}`);
+        return res.body.status === "timed_out" ? res.body : undefined;
+      },
+      30_000,
+      100,
+    );
+    expect(record.outcome).toMatchObject({ error: { code: "claim_timeout" } });
+    // Fired by the second process: the first was gone by then.
+    expect(Date.parse(record.finishedAt)).toBeGreaterThan(stoppedAt);
+  });
+
+  it("stops on SIGINT: workerd is gone and the port no longer answers", async () => {
+    const running = server as ServeProcess;
+    await running.stop("SIGINT");
+    server = null;
+    expect(running.output()).toContain("[serve] SIGINT: stopping workerd");
+    expect(running.output()).toContain("[serve] stopped");
+    await expect(fetch(`${running.url}/v1/runs`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();
+  });
+});
+
+describe("npm run serve secrets", () => {
+  it("refuses to start without TOKEN_SECRET outside --dev, naming it", async () => {
+    const refused = await startServe({ dataDir: tempDir("serve-refused-"), env: { API_KEYS: "k=t" }, noWait: true });
+    const exit = await Promise.race([
+      refused.exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("npm run serve did not exit without TOKEN_SECRET")), 60_000),
+      ),
+    ]);
+    expect(exit.code).not.toBe(0);
+    expect(refused.output()).toContain("cannot start: TOKEN_SECRET is not set");
+    expect(refused.output()).not.toContain("serving http");
+  });
+
+  it("with --dev takes secrets missing from the environment from .dev.vars", async () => {
+    const dev = await startServe({ dataDir: tempDir("serve-dev-"), args: ["--dev"] });
+    try {
+      expect(dev.output()).toContain("API_KEYS from .dev.vars, TOKEN_SECRET from .dev.vars");
+      const created = await createRun({ url: dev.url, apiKey: "dev-key-alpha" });
+      expect(created.runnerToken).toMatch(/^rt1\./);
+    } finally {
+      await dev.stop();
+    }
+  });
+});
+
+describe("npm run serve with [assets]", () => {
+  const dir = tempDir("serve-assets-");
+  let server: ServeProcess | null = null;
+  const INDEX = "<!doctype html><title>console</title>";
+
+  beforeAll(async () => {
+    const dist = path.join(dir, "dist");
+    fs.mkdirSync(path.join(dist, "v1"), { recursive: true });
+    fs.writeFileSync(path.join(dist, "index.html"), INDEX);
+    fs.writeFileSync(path.join(dist, "app.js"), "console.log('app');");
+    fs.writeFileSync(path.join(dist, "v1", "shadowed.txt"), "a file the worker's routes shadow");
+    // The repo's wrangler.toml, with an absolute main and this test's [assets] in place of any other.
+    const repoConfig = fs.readFileSync(path.resolve(import.meta.dirname, "../../wrangler.toml"), "utf8");
+    const config = repoConfig
+      .replace(/^main = .*$/m, `main = ${JSON.stringify(path.resolve(import.meta.dirname, "../../src/worker.ts"))}`)
+      .replace(/^\[assets\][^[]*/m, "");
+    const assets = `\n[assets]\ndirectory = "./dist"\nbinding = "ASSETS"\nrun_worker_first = ["/v1/*"]\nnot_found_handling = "single-page-application"\n`;
+    fs.writeFileSync(path.join(dir, "wrangler.toml"), config + assets);
+    server = await startServe({
+      dataDir: path.join(dir, "data"),
+      args: ["--config", path.join(dir, "wrangler.toml")],
+      env: SERVE_SECRETS,
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  const get = (route: string, headers: Record<string, string> = {}) =>
+    fetch((server as ServeProcess).url + route, { headers, signal: AbortSignal.timeout(10_000) });
+
+  it("serves files with their content types", async () => {
+    const index = await get("/");
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await index.text()).toBe(INDEX);
+    const script = await get("/app.js");
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await script.text()).toBe("console.log('app');");
+  });
+
+  it("answers a browser navigation to an unknown path with index.html, anything else with the worker", async () => {
+    // node:http, since fetch() will not send a Sec-Fetch-Mode of its choosing.
+    const page = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = `${(server as ServeProcess).url}/runs/some-run`;
+      const req = http.get(url, { headers: { "sec-fetch-mode": "navigate", accept: "text/html" }, timeout: 10_000 });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out`)));
+      req.on("error", reject);
+    });
+    expect(page).toEqual({ status: 200, body: INDEX });
+    const missing = await get("/missing.js");
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("sends /v1/* to the worker first, WebSockets included", async () => {
+    const shadowed = await get("/v1/shadowed.txt", { authorization: `Bearer ${SERVE_API_KEY}` });
+    expect(shadowed.status).toBe(404);
+    expect(await shadowed.json()).toMatchObject({ error: { code: "not_found" } });
+    await createClaimStreamWatch({ url: (server as ServeProcess).url, apiKey: SERVE_API_KEY });
+  });
+});
