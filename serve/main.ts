@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { BuildFailed, buildBundle, REPO } from "./build.ts";
 import { parseOptions, type ServeOptions, USAGE, UsageError } from "./options.ts";
+import { writeMeterEntry } from "./meter-entry.ts";
 import { MissingSecret, readDevVars, resolveSecrets } from "./secrets.ts";
 import { socketAddress, renderWorkerdConfig } from "./workerd-config.ts";
 import { readWorkerSpec, UnsupportedConfig } from "./worker-spec.ts";
@@ -49,11 +50,8 @@ function prepare(options: ServeOptions, buildDir: string): NodeJS.ProcessEnv {
 
   const built = buildBundle(options.configPath, buildDir);
   if (built !== "worker.js") fs.renameSync(path.join(buildDir, built), path.join(buildDir, "worker.js"));
-  const modules = ["worker.js"];
-  if (options.meter) {
-    fs.copyFileSync(path.join(REPO, "serve/meter.js"), path.join(buildDir, "meter.js"));
-    modules.unshift("meter.js");
-  }
+  const modules = options.meter ? writeMeterEntry(buildDir, spec) : ["worker.js"];
+  if (options.meter) log("warning: --meter wraps the bundle to count requests and rows (bench only)");
   const router = spec.assets ? "assets-router.js" : null;
   if (router) fs.copyFileSync(path.join(REPO, "serve", router), path.join(buildDir, router));
 

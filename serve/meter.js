@@ -1,0 +1,202 @@
+// Bench-only instrumentation for `npm run serve -- --meter`; never for production. Wraps the
+// bundle so the bench can read what Cloudflare bills, counted rather than guessed:
+// - worker invocations (requests), and per Durable Object class: calls into objects (RPC and
+//   fetch, counted at the stub), WebSocket messages received, alarms, the distinct objects
+//   touched, and active time (wall time during which an object had a call, message or alarm in
+//   progress, per object, intervals merged);
+// - SQLite statements and rows read/written per class, from each cursor's own rowsRead and
+//   rowsWritten (what Cloudflare bills), alarm reads and writes, and WebSocket messages sent.
+// GET /__meter answers the counts as JSON; POST /__meter/reset zeroes them.
+
+let counts = fresh();
+function fresh() {
+  return { worker: { requests: 0, activeMs: 0 }, classes: {}, webSocketSends: 0 };
+}
+
+function classCounts(name) {
+  counts.classes[name] ??= {
+    calls: 0,
+    byMethod: {},
+    webSocketMessages: 0,
+    webSocketCloses: 0,
+    alarms: 0,
+    activeMs: 0,
+    objects: new Set(),
+    sql: { statements: 0, rowsRead: 0, rowsWritten: 0 },
+    storage: { getAlarm: 0, setAlarm: 0, deleteAlarm: 0, transactions: 0 },
+  };
+  return counts.classes[name];
+}
+
+// ---- active time: per object, from the first call in progress to the last one ending ----
+const inFlight = new Map(); // object key → { n, since }
+function enter(className, key) {
+  classCounts(className).objects.add(key);
+  const entry = inFlight.get(key);
+  if (entry) entry.n += 1;
+  else inFlight.set(key, { n: 1, since: performance.now() });
+}
+function leave(className, key) {
+  const entry = inFlight.get(key);
+  if (!entry) return;
+  entry.n -= 1;
+  if (entry.n === 0) {
+    classCounts(className).activeMs += performance.now() - entry.since;
+    inFlight.delete(key);
+  }
+}
+function track(className, key, run) {
+  enter(className, key);
+  let result;
+  try {
+    result = run();
+  } catch (error) {
+    leave(className, key);
+    throw error;
+  }
+  Promise.resolve(result).then(
+    () => leave(className, key),
+    () => leave(className, key),
+  );
+  return result;
+}
+
+// ---- SQLite and alarm storage: prototypes patched once, attributed by instance ----
+const ownerOf = new WeakMap(); // SqlStorage or DurableObjectStorage → class name
+let pendingCursors = [];
+function foldCursors() {
+  for (const { cursor, className } of pendingCursors) {
+    const sql = classCounts(className).sql;
+    sql.rowsRead += cursor.rowsRead;
+    sql.rowsWritten += cursor.rowsWritten;
+  }
+  pendingCursors = [];
+}
+let patched = false;
+function patchStorage(storage, className) {
+  ownerOf.set(storage, className);
+  ownerOf.set(storage.sql, className);
+  if (patched) return;
+  patched = true;
+  const sqlProto = Object.getPrototypeOf(storage.sql);
+  const exec = sqlProto.exec;
+  sqlProto.exec = function meteredExec(...args) {
+    foldCursors(); // earlier cursors have been read by now: their counts are final
+    const owner = ownerOf.get(this) ?? "unknown";
+    classCounts(owner).sql.statements += 1;
+    const cursor = exec.apply(this, args);
+    pendingCursors.push({ cursor, className: owner });
+    return cursor;
+  };
+  const storageProto = Object.getPrototypeOf(storage);
+  for (const [method, counter] of [
+    ["getAlarm", "getAlarm"],
+    ["setAlarm", "setAlarm"],
+    ["deleteAlarm", "deleteAlarm"],
+    ["transactionSync", "transactions"],
+    ["transaction", "transactions"],
+  ]) {
+    const original = storageProto[method];
+    if (typeof original !== "function") continue;
+    storageProto[method] = function metered(...args) {
+      classCounts(ownerOf.get(this) ?? "unknown").storage[counter] += 1;
+      return original.apply(this, args);
+    };
+  }
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function meteredSend(...args) {
+    counts.webSocketSends += 1;
+    return send.apply(this, args);
+  };
+}
+
+// ---- calls into objects, counted where they are made ----
+function meterStub(stub, className, key) {
+  return new Proxy(stub, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof prop !== "string" || typeof value !== "function" || prop === "then") return value;
+      return (...args) => {
+        const c = classCounts(className);
+        c.calls += 1;
+        c.byMethod[prop] = (c.byMethod[prop] ?? 0) + 1;
+        return track(className, key, () => Reflect.apply(value, target, args));
+      };
+    },
+  });
+}
+
+function meterNamespace(namespace, className) {
+  return new Proxy(namespace, {
+    get(target, prop) {
+      if (prop === "get") return (id, ...rest) => meterStub(target.get(id, ...rest), className, id.toString());
+      if (prop === "getByName") {
+        return (name, ...rest) =>
+          meterStub(target.getByName(name, ...rest), className, target.idFromName(name).toString());
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** `bindings`: Durable Object binding name → class name. */
+function meterEnv(env, bindings) {
+  const metered = { ...env };
+  for (const [binding, className] of Object.entries(bindings)) {
+    if (env[binding]) metered[binding] = meterNamespace(env[binding], className);
+  }
+  return metered;
+}
+
+export function meterClass(Base, className, bindings) {
+  class Metered extends Base {
+    constructor(ctx, env) {
+      patchStorage(ctx.storage, className);
+      super(ctx, meterEnv(env, bindings));
+    }
+  }
+  const handlers = {
+    webSocketMessage: "webSocketMessages",
+    webSocketClose: "webSocketCloses",
+    alarm: "alarms",
+  };
+  for (const [method, counter] of Object.entries(handlers)) {
+    if (typeof Base.prototype[method] !== "function") continue;
+    Object.defineProperty(Metered.prototype, method, {
+      value(...args) {
+        classCounts(className)[counter] += 1;
+        return track(className, this.ctx.id.toString(), () => Base.prototype[method].apply(this, args));
+      },
+    });
+  }
+  return Metered;
+}
+
+function snapshot() {
+  foldCursors();
+  const classes = {};
+  for (const [name, c] of Object.entries(counts.classes)) classes[name] = { ...c, objects: c.objects.size };
+  return { ...counts, classes };
+}
+
+export function meterWorker(handler, bindings) {
+  return {
+    async fetch(request, env, ctx) {
+      const { pathname } = new URL(request.url);
+      if (pathname === "/__meter") return Response.json(snapshot());
+      if (pathname === "/__meter/reset" && request.method === "POST") {
+        foldCursors();
+        counts = fresh();
+        return Response.json({ reset: true });
+      }
+      counts.worker.requests += 1;
+      const start = performance.now();
+      try {
+        return await handler.fetch(request, meterEnv(env, bindings), ctx);
+      } finally {
+        counts.worker.activeMs += performance.now() - start;
+      }
+    },
+  };
+}
