@@ -4,6 +4,8 @@ import type { Target } from "./targets.ts";
 /** The same for every target: no compression, so both sides send the same bytes. */
 const COMMON_HEADERS = { "accept-encoding": "identity" };
 export const JSON_TYPE = "application/json";
+/** The API key (tenant alpha) all run traffic uses, on every one of our targets. */
+export const BENCH_API_KEY = "dev-key-alpha";
 
 export class UnexpectedResponse extends Error {}
 

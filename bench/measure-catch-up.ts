@@ -24,6 +24,7 @@ async function catchUpStream(target: Target): Promise<{ url: string; events: num
 }
 
 export const catchUp: Measurement = {
+  id: "catchup",
   title: "catch-up read",
   rows: [
     {

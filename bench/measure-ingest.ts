@@ -1,39 +1,36 @@
 /** Run-log ingest: runner WebSocket frames on ours, the same events as JSON POSTs on the reference. */
 import { performance } from "node:perf_hooks";
-import { appendJson, createJsonStream, streamUrl, UnexpectedResponse } from "./client.ts";
+import { appendJson, createJsonStream, streamUrl } from "./client.ts";
 import { count, type Measurement } from "./measurement.ts";
 import { runnerEvent } from "./payloads.ts";
 import { openRunnerSocket } from "./runner-socket.ts";
 
+/** The issue's shape: 500-event frames (the protocol's largest batch), each acked before the next. */
+const FRAME = 500;
+
 export const runnerIngest: Measurement = {
+  id: "ingest",
   title: "runner ingest",
   rows: [
     {
       key: "ingest",
-      label:
-        "run-log ingest, 100-event frames: ours = runner WebSocket `events`→`ack`; reference = the same events as 100-event JSON POSTs (it has no runner socket)",
+      label: `runner-socket ingest, ${FRAME}-event frames of ~150-byte AG-UI events, each acked before the next; reference: the same events as ${FRAME}-event JSON POSTs (it has no runner socket)`,
       unit: "events/s",
       higherIsBetter: true,
     },
   ],
   async run(target, scale) {
-    const frames = count(60, scale);
+    const frames = count(40, scale);
     const limitMs = 15_000;
-    const batchOf = (f: number) => Array.from({ length: 100 }, (_, k) => runnerEvent(f * 100 + k + 1));
-    if (target.hasRunnerSocket) {
+    const batchOf = (f: number) => Array.from({ length: FRAME }, (_, k) => runnerEvent(f * FRAME + k + 1));
+    if (target.ours) {
       const runner = await openRunnerSocket(target);
       try {
         const start = performance.now();
         let events = 0;
         for (let f = 0; f < frames && performance.now() - start < limitMs; f++) {
-          runner.ws.send(JSON.stringify({ type: "events", epoch: runner.epoch, events: batchOf(f) }));
-          const ack = await runner.next("ack");
-          if (ack.highestSourceSeq !== (f + 1) * 100) {
-            throw new UnexpectedResponse(
-              `runner ack ${JSON.stringify(ack)} after frame ${f}, expected ${(f + 1) * 100}`,
-            );
-          }
-          events += 100;
+          await runner.sendEvents(batchOf(f), (f + 1) * FRAME);
+          events += FRAME;
         }
         return { ingest: events / ((performance.now() - start) / 1000) };
       } finally {
@@ -46,7 +43,7 @@ export const runnerIngest: Measurement = {
     let events = 0;
     for (let f = 0; f < frames && performance.now() - start < limitMs; f++) {
       await appendJson(url, JSON.stringify(batchOf(f)));
-      events += 100;
+      events += FRAME;
     }
     return { ingest: events / ((performance.now() - start) / 1000) };
   },

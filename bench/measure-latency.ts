@@ -10,6 +10,7 @@ import { percentile } from "./stats.ts";
 export function latencyMeasurement(mode: "long-poll" | "sse"): Measurement {
   const key = mode === "sse" ? "sse" : "lp";
   return {
+    id: "latency",
     title: `append→live-reader latency (${mode})`,
     rows: [
       { key: `${key}P50`, label: `append→live-reader latency, ${mode} reader, p50`, unit: "ms", higherIsBetter: false },

@@ -3,64 +3,60 @@ import { performance } from "node:perf_hooks";
 import { appendJson, call, createJsonStream, streamUrl } from "./client.ts";
 import { count, type Measurement } from "./measurement.ts";
 import { agentEvent } from "./payloads.ts";
-import type { FloorWorker } from "./targets.ts";
 
 /**
  * Not one of the asked-for comparisons: bare request round trips, to read the others against.
  * GET, not HEAD: under `wrangler dev` every HEAD response carries `connection: close`, so a HEAD
  * loop would time TCP connects too.
- *
- * The floor worker is looked up when a pass runs: it starts after this measurement is built.
  */
-export function roundTripMeasurement(getFloorWorker: () => FloorWorker | null): Measurement {
-  return {
-    title: "baseline: request round trips",
-    rows: [
-      {
-        key: "floor",
-        label:
-          "baseline: GET → 404 from a one-line worker (`bench/floor-worker.ts`) under its own `wrangler dev`, i.e. the local platform's floor (ours column); the reference's 404 (reference columns)",
-        unit: "ops/s",
-        higherIsBetter: true,
-      },
-      {
-        key: "rt404",
-        label: "baseline: sequential GET of an unknown path (404; ours: the worker's router only, no Durable Object)",
-        unit: "ops/s",
-        higherIsBetter: true,
-      },
-      {
-        key: "rtEmpty",
-        label: "baseline: sequential catch-up GET of an empty stream (no storage write)",
-        unit: "ops/s",
-        higherIsBetter: true,
-      },
-    ],
-    async run(target, scale) {
-      const url = streamUrl(target, "empty");
-      await createJsonStream(url);
-      const loop = async (requestUrl: string, expect: number) => {
-        const n = count(300, scale);
-        const limitMs = 8_000;
-        const start = performance.now();
-        let done = 0;
-        while (done < n && performance.now() - start < limitMs) {
-          const res = await call("GET", requestUrl, { expect: [expect] });
-          await res.arrayBuffer();
-          done += 1;
-        }
-        return done / ((performance.now() - start) / 1000);
-      };
-      const rt404 = await loop(`${target.url}/no-such-route-${process.pid}`, 404);
-      const rtEmpty = await loop(`${url}?offset=-1`, 200);
-      const floorWorker = getFloorWorker();
-      const floor = target.name === "ours" && floorWorker ? await loop(`${floorWorker.url}/x`, 404) : rt404;
-      return { floor, rt404, rtEmpty };
+export const roundTrips: Measurement = {
+  id: "baseline",
+  title: "baseline: request round trips",
+  rows: [
+    {
+      key: "floor",
+      label:
+        "baseline: GET → 404 from a one-line worker (`bench/floor-worker.js`) on the same platform (serve: plain workerd; dev: its own `wrangler dev`), i.e. the platform's floor; reference columns: the reference's 404",
+      unit: "ops/s",
+      higherIsBetter: true,
     },
-  };
-}
+    {
+      key: "rt404",
+      label: "baseline: sequential GET of an unknown path (404; ours: the worker's router only, no Durable Object)",
+      unit: "ops/s",
+      higherIsBetter: true,
+    },
+    {
+      key: "rtEmpty",
+      label: "baseline: sequential catch-up GET of an empty stream (no storage write)",
+      unit: "ops/s",
+      higherIsBetter: true,
+    },
+  ],
+  async run(target, scale) {
+    const url = streamUrl(target, "empty");
+    await createJsonStream(url);
+    const loop = async (requestUrl: string, expect: number) => {
+      const n = count(300, scale);
+      const limitMs = 8_000;
+      const start = performance.now();
+      let done = 0;
+      while (done < n && performance.now() - start < limitMs) {
+        const res = await call("GET", requestUrl, { expect: [expect] });
+        await res.arrayBuffer();
+        done += 1;
+      }
+      return done / ((performance.now() - start) / 1000);
+    };
+    const rt404 = await loop(`${target.url}/no-such-route-${process.pid}`, 404);
+    const rtEmpty = await loop(`${url}?offset=-1`, 200);
+    const floor = target.floor ? await loop(`${target.floor.url}/x`, 404) : rt404;
+    return { floor, rt404, rtEmpty };
+  },
+};
 
 export const sequentialSingle: Measurement = {
+  id: "single",
   title: "sequential single appends",
   rows: [
     {
@@ -86,6 +82,7 @@ export const sequentialSingle: Measurement = {
 };
 
 export const batched: Measurement = {
+  id: "batched",
   title: "100-event batched appends",
   rows: [
     { key: "batched", label: "100-event batched appends (JSON array POST)", unit: "events/s", higherIsBetter: true },

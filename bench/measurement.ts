@@ -9,8 +9,12 @@ export interface Row {
 }
 
 export interface Measurement {
+  /** For `--only`: baseline, single, batched, catchup, latency, ingest, viewers, runs. */
+  id: string;
   title: string;
   rows: Row[];
+  /** Only our targets (runs, viewers): the reference has no runs. */
+  oursOnly?: boolean;
   /** A whole pass on one target; `scale` < 1 for the warm-up. Returns a value per row key. */
   run(target: Target, scale: number): Promise<Record<string, number>>;
 }

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { REPO } from "../test/support/wrangler-dev.ts";
+import type { CountsReport } from "./measure-counts.ts";
 import type { Measurement } from "./measurement.ts";
 import { median } from "./stats.ts";
 import type { Target } from "./targets.ts";
@@ -13,9 +14,12 @@ export type Results = Map<string, Map<string, number[]>>;
 
 export function fmt(value: number | undefined): string {
   if (value === undefined || Number.isNaN(value)) return "–";
-  if (value >= 100) return Math.round(value).toLocaleString("en-US");
-  if (value >= 10) return value.toFixed(1);
-  return value.toFixed(2);
+  const size = Math.abs(value);
+  if (size === 0) return "0";
+  if (size >= 100) return Math.round(value).toLocaleString("en-US");
+  if (size >= 10) return value.toFixed(1);
+  if (size >= 1) return value.toFixed(2);
+  return value.toPrecision(3);
 }
 
 function ratio(ours: number | undefined, ref: number | undefined): string {
@@ -23,7 +27,7 @@ function ratio(ours: number | undefined, ref: number | undefined): string {
   return `${(ours / ref).toFixed(2)}×`;
 }
 
-/** Read-only: the commit and whether src/ has uncommitted edits (wrangler dev serves the work tree). */
+/** Read-only: the commit and whether src/ has uncommitted edits (both modes build the work tree). */
 function gitState(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
@@ -50,7 +54,7 @@ export function machine(rounds: number): string[] {
     `cpus: ${os.availableParallelism()} × ${model}`,
     `memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `os: ${os.type()} ${os.release()}`,
-    `node: ${process.version}; wrangler: ${version("wrangler")}; @durable-streams/server: ${version("@durable-streams/server")}`,
+    `node: ${process.version}; wrangler: ${version("wrangler")}; workerd: ${version("workerd")}; @durable-streams/server: ${version("@durable-streams/server")}`,
     `code under test: ${gitState()}`,
     `load average at start: ${os
       .loadavg()
@@ -60,29 +64,41 @@ export function machine(rounds: number): string[] {
   ];
 }
 
-/** The Markdown table: the median over rounds per cell, ours against each reference store. */
+/** The Markdown table: the median over rounds per cell; both our modes against each reference store. */
 export function printTable(measurements: Measurement[], results: Results, rounds: number): void {
   const value = (key: string, target: string) => {
     const samples = results.get(key)?.get(target);
     return samples && samples.length > 0 ? median(samples) : undefined;
   };
   const lines = [
-    "| measurement | unit | ours | reference (file store) | ours/ref (file) | reference (memory store) | ours/ref (memory) |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    "| measurement | unit | serve | wrangler dev | reference (file) | reference (memory) | serve ÷ file | serve ÷ memory | dev ÷ file |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const m of measurements) {
     for (const row of m.rows) {
-      const ours = value(row.key, "ours");
-      const file = value(row.key, "ref-file");
-      const mem = value(row.key, "ref-mem");
+      if (!results.has(row.key)) continue;
+      const [serve, dev, file, mem] = ["serve", "dev", "ref-file", "ref-mem"].map((t) => value(row.key, t));
       const better = row.higherIsBetter ? "higher is better" : "lower is better";
       lines.push(
-        `| ${row.label} | ${row.unit} (${better}) | ${fmt(ours)} | ${fmt(file)} | ${ratio(ours, file)} | ${fmt(mem)} | ${ratio(ours, mem)} |`,
+        `| ${row.label} | ${row.unit} (${better}) | ${fmt(serve)} | ${fmt(dev)} | ${fmt(file)} | ${fmt(mem)} | ${ratio(serve, file)} | ${ratio(serve, mem)} | ${ratio(dev, file)} |`,
       );
     }
   }
   console.log(`\nmedian of ${rounds} rounds per cell\n`);
   console.log(lines.join("\n"));
+}
+
+/** The cost-model counts: one row per counter, one column per phase of the metered run. */
+export function printCounts(report: CountsReport): void {
+  const lines = [
+    `| count | ${report.columns.join(" | ")} |`,
+    `| --- | ${report.columns.map(() => "---:").join(" | ")} |`,
+  ];
+  for (const [key, values] of report.rows) lines.push(`| ${key} | ${values.map(fmt).join(" | ")} |`);
+  console.log("\ncost-model counts (npm run serve --meter, one run)\n");
+  console.log(lines.join("\n"));
+  const bytes = Object.entries(report.databaseBytes).map(([name, b]) => `${name} ${b.toLocaleString("en-US")} bytes`);
+  console.log(`\nstored after finish (sql.databaseSize, summed over objects): ${bytes.join(", ")}`);
 }
 
 /** Prints, per target, the first lines its server logged that look like errors. */

@@ -6,9 +6,11 @@ import type { Measurement } from "./measurement.ts";
 import { fmt, type Results } from "./report.ts";
 import type { Target } from "./targets.ts";
 
-export async function runRounds(measurements: Measurement[], targets: Target[], rounds: number): Promise<Results> {
+export async function runRounds(measurements: Measurement[], all: Target[], rounds: number): Promise<Results> {
   const results: Results = new Map(); // row key → target → samples
   for (const m of measurements) {
+    const targets = all.filter((t) => t.ours || !m.oursOnly);
+    if (targets.length === 0) continue;
     console.log(`\n${m.title}`);
     for (const t of targets) await m.run(t, 0.1); // warm-up, discarded
     for (let round = 0; round < rounds; round++) {

@@ -1,39 +1,43 @@
 /**
- * Side-by-side benchmark: this worker (a real `wrangler dev`, local workerd + SQLite Durable
- * Objects) against the reference Durable Streams server (`@durable-streams/server`, Node), with
- * one client and the same code for every target.
+ * Side-by-side benchmark: this worker under `npm run serve` (the production bundle on plain
+ * workerd) and under `wrangler dev`, against the reference Durable Streams server
+ * (`@durable-streams/server`, Node) with its file store and its memory store; one client, the
+ * same code for every target, one run. See docs/BENCHMARKS.md.
  *
- *   npm run bench                         (from the repo root)
- *   BENCH_ROUNDS=9 npm run bench          more rounds (default 5)
+ *   npm run bench                                   everything (rounds: BENCH_ROUNDS or 5)
+ *   npm run bench -- --only ingest,viewers --quick  a subset, one round
+ *   npm run bench -- --help
  *
- * Targets: `ours`; `ref-file` — the reference with its file-backed store (segment files with an
- * fdatasync per append, LMDB metadata: durable, like SQLite); `ref-mem` — the reference's
- * in-memory store (not durable; an upper bound). Every measurement runs a warm-up pass on each
- * target, then `BENCH_ROUNDS` rounds; within a round the targets take turns, and the order
- * rotates from round to round so machine noise lands on all of them. Rows report the median
- * over rounds. Every loop is bounded by a count and a time limit, everything is on loopback,
- * and everything started here is stopped before exit.
- *
- * This is a benchmark, not a test: it asserts nothing about timing. It does fail loudly (with
- * the exact request and response) if a server answers with an unexpected status.
+ * Every measurement runs a warm-up pass on each target, then the rounds; within a round the
+ * targets take turns, the order rotating from round to round so machine noise lands on all of
+ * them. Cells are medians over rounds. The cost-model counts come from a separate metered
+ * `npm run serve --meter`, after the rounds. Every loop is bounded by a count and a time limit,
+ * everything is on loopback, and everything started here is stopped before exit. A benchmark,
+ * not a test: nothing about timing is asserted; a server answering an unexpected status stops it.
  */
 import os from "node:os";
-import { allMeasurements } from "./measurements.ts";
-import { machine, printServerErrors, printTable } from "./report.ts";
+import { measureCounts } from "./measure-counts.ts";
+import { ALL_MEASUREMENTS } from "./measurements.ts";
+import { parseBenchOptions, USAGE } from "./options.ts";
+import { machine, printCounts, printServerErrors, printTable } from "./report.ts";
 import { runRounds } from "./rounds.ts";
-import { type FloorWorker, startFloorWorker, startOurs, startReference, type Target } from "./targets.ts";
+import { startDev, startServe } from "./servers-ours.ts";
+import { startReference, type Target } from "./targets.ts";
 
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5) || 5);
-const OVERALL_LIMIT_MS = 25 * 60_000;
+const OVERALL_LIMIT_MS = 60 * 60_000;
+
+const parsed = parseBenchOptions(process.argv.slice(2));
+if (parsed === "help") {
+  console.log(USAGE);
+  process.exit(0);
+}
+const options = parsed;
 
 // Everything started is registered here, so every way out (end, error, Ctrl-C, time limit) stops it.
 const targets: Target[] = [];
-let floorWorker: FloorWorker | null = null;
 let stopping: Promise<void> | null = null;
 function stopAll(): Promise<void> {
-  stopping ??= Promise.allSettled([...targets.map((t) => t.stop()), ...(floorWorker ? [floorWorker.stop()] : [])]).then(
-    () => undefined,
-  );
+  stopping ??= Promise.allSettled(targets.map((t) => t.stop())).then(() => undefined);
   return stopping;
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -47,34 +51,41 @@ const overall = setTimeout(() => {
   void stopAll().then(() => process.exit(2));
 }, OVERALL_LIMIT_MS);
 
-const MEASUREMENTS = allMeasurements(() => floorWorker);
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+async function start(name: string, starter: () => Promise<Target>): Promise<void> {
+  // One retry: other jobs on the machine start servers too (wrangler dev can race for a port).
+  const target = await starter().catch(() => starter());
+  targets.push(target);
+  console.log(
+    `  ${name.padEnd(11)} ${target.url}  (${target.label}${target.floor ? `; floor: ${target.floor.url}` : ""})`,
+  );
+}
 
 async function main(): Promise<void> {
-  const info = machine(ROUNDS);
-  for (const line of info) console.log(line);
+  for (const line of machine(options.rounds)) console.log(line);
+  const measurements = ALL_MEASUREMENTS.filter((m) => options.only.has(m.id));
+  console.log(`measurements: ${[...options.only].join(", ")}; targets: ${[...options.targets].join(", ")}`);
   console.log("\nstarting servers…");
-  // The two `wrangler dev`s start one after the other: started together they can race for the
-  // same internal port ("Address already in use (socket direct:1:default)"). Each gets one retry,
-  // since other jobs on the machine start wrangler dev too.
-  const retryOnce = <T>(start: () => Promise<T>) => start().catch(() => start());
-  const references = Promise.allSettled([startReference("file"), startReference("memory")]);
-  const ours = await Promise.allSettled([retryOnce(startOurs)]);
-  const floor = await Promise.allSettled([retryOnce(startFloorWorker)]);
-  const started = [...ours, ...(await references)];
-  if (floor[0]?.status === "fulfilled") floorWorker = floor[0].value;
-  for (const s of started) if (s.status === "fulfilled") targets.push(s.value);
-  for (const s of [...floor, ...started]) if (s.status === "rejected") throw s.reason;
-  for (const t of targets) console.log(`  ${t.name.padEnd(8)} ${t.url}  (${t.label})`);
-  console.log(`  floor    ${floorWorker?.url}  (bench/floor-worker.ts under wrangler dev)`);
-
-  const results = await runRounds(MEASUREMENTS, targets, ROUNDS);
-  printTable(MEASUREMENTS, results, ROUNDS);
-  console.log(
-    `\nload average at end: ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")}`,
-  );
+  // One at a time: two wrangler devs started together can race for the same internal port.
+  if (measurements.length > 0) {
+    if (options.targets.has("ref-file")) await start("ref-file", () => startReference("file"));
+    if (options.targets.has("ref-mem")) await start("ref-mem", () => startReference("memory"));
+    if (options.targets.has("serve")) await start("serve", () => startServe());
+    if (options.targets.has("dev")) await start("dev", startDev);
+    const results = await runRounds(measurements, [...targets], options.rounds);
+    printTable(measurements, results, options.rounds);
+  }
+  if (options.only.has("counts")) {
+    await start("serve-meter", () => startServe({ meter: true }));
+    const metered = targets.at(-1) as Target;
+    printCounts(await measureCounts(metered));
+  }
+  console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);
 }
 

@@ -1,20 +1,31 @@
-/** The runner side of a run over its WebSocket, as a runner would open it (ours only). */
+/** A run and the runner side of it over its WebSocket, as a runner would open it (ours only). */
 import { performance } from "node:perf_hooks";
-import { call, JSON_TYPE, nextId, UnexpectedResponse } from "./client.ts";
+import { BENCH_API_KEY, call, JSON_TYPE, nextId, UnexpectedResponse } from "./client.ts";
 import type { Target } from "./targets.ts";
 
-const API_KEY = "dev-key-alpha";
+export interface BenchRun {
+  runId: string;
+  runnerToken: string;
+  viewerToken: string;
+}
 
-/** A runner socket: frames are queued; every wait is bounded. */
-export async function openRunnerSocket(target: Target) {
+export async function createRun(target: Target, body: Record<string, unknown> = {}): Promise<BenchRun> {
   const runId = `bench-${process.pid}-${nextId()}`;
   const created = await call("POST", `${target.url}/v1/runs`, {
-    body: JSON.stringify({ runId, agent: { name: "bench" } }),
-    headers: { "content-type": JSON_TYPE, authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ runId, agent: { name: "bench" }, ...body }),
+    headers: { "content-type": JSON_TYPE, authorization: `Bearer ${BENCH_API_KEY}` },
     expect: [201],
   });
-  const { runnerToken } = (await created.json()) as { runnerToken: string };
-  const wsUrl = `${target.url.replace(/^http/, "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(runnerToken)}`;
+  const { runnerToken, viewerToken } = (await created.json()) as { runnerToken: string; viewerToken: string };
+  return { runId, runnerToken, viewerToken };
+}
+
+export type RunnerSocket = Awaited<ReturnType<typeof openRunnerSocket>>;
+
+/** Opens the runner socket of `run` (a new run if none) and claims it. Frames queue; every wait is bounded. */
+export async function openRunnerSocket(target: Target, given?: BenchRun) {
+  const run = given ?? (await createRun(target));
+  const wsUrl = `${target.url.replace(/^http/, "ws")}/v1/runs/${run.runId}/runner?token=${encodeURIComponent(run.runnerToken)}`;
   const ws = new WebSocket(wsUrl);
   const frames: Record<string, unknown>[] = [];
   let notify: (() => void) | null = null;
@@ -61,5 +72,18 @@ export async function openRunnerSocket(target: Target) {
   };
   ws.send(JSON.stringify({ type: "hello", runnerId: "bench-runner", lastSourceSeq: 0 }));
   const claimed = await next("claimed");
-  return { ws, epoch: claimed.epoch as number, next };
+  const epoch = claimed.epoch as number;
+  /** Sends one `events` frame and waits for its ack, which must cover `highest`. */
+  const sendEvents = async (events: unknown[], highest: number) => {
+    ws.send(JSON.stringify({ type: "events", epoch, events }));
+    const ack = await next("ack");
+    if (ack.highestSourceSeq !== highest) {
+      throw new UnexpectedResponse(`runner ack ${JSON.stringify(ack)} on ${run.runId}, expected ${highest}`);
+    }
+  };
+  const complete = async () => {
+    ws.send(JSON.stringify({ type: "complete", epoch, outcome: { status: "succeeded", exitCode: 0 } }));
+    await next("completed");
+  };
+  return { run, ws, epoch, next, sendEvents, complete };
 }

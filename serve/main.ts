@@ -122,6 +122,7 @@ async function main(): Promise<number> {
   }
 
   const args = ["serve", "config.capnp", ...(options.inspector ? ["--inspector-addr", options.inspector] : [])];
+  if (options.inspector) log(`inspector on ${options.inspector}; bundle and source map in ${buildDir}`);
   const child = spawn(workerd.default, args, { cwd: buildDir, env, stdio: ["ignore", "inherit", "inherit"] });
   const exited = new Promise<number>((resolve) =>
     child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1))),

@@ -5,7 +5,8 @@
 //   touched, and active time (wall time during which an object had a call, message or alarm in
 //   progress, per object, intervals merged);
 // - SQLite statements and rows read/written per class, from each cursor's own rowsRead and
-//   rowsWritten (what Cloudflare bills), alarm reads and writes, and WebSocket messages sent.
+//   rowsWritten (what Cloudflare bills), each object's database size (`sql.databaseSize`, read
+//   before each statement, so it lags by one), alarm reads and writes, WebSocket messages sent.
 // GET /__meter answers the counts as JSON; POST /__meter/reset zeroes them.
 
 let counts = fresh();
@@ -62,7 +63,8 @@ function track(className, key, run) {
 }
 
 // ---- SQLite and alarm storage: prototypes patched once, attributed by instance ----
-const ownerOf = new WeakMap(); // SqlStorage or DurableObjectStorage → class name
+const ownerOf = new WeakMap(); // SqlStorage or DurableObjectStorage → { className, key }
+const sizes = new Map(); // object key → { className, bytes }
 let pendingCursors = [];
 function foldCursors() {
   for (const { cursor, className } of pendingCursors) {
@@ -73,19 +75,20 @@ function foldCursors() {
   pendingCursors = [];
 }
 let patched = false;
-function patchStorage(storage, className) {
-  ownerOf.set(storage, className);
-  ownerOf.set(storage.sql, className);
+function patchStorage(storage, className, key) {
+  ownerOf.set(storage, { className, key });
+  ownerOf.set(storage.sql, { className, key });
   if (patched) return;
   patched = true;
   const sqlProto = Object.getPrototypeOf(storage.sql);
   const exec = sqlProto.exec;
   sqlProto.exec = function meteredExec(...args) {
     foldCursors(); // earlier cursors have been read by now: their counts are final
-    const owner = ownerOf.get(this) ?? "unknown";
-    classCounts(owner).sql.statements += 1;
+    const owner = ownerOf.get(this) ?? { className: "unknown", key: "unknown" };
+    classCounts(owner.className).sql.statements += 1;
+    sizes.set(owner.key, { className: owner.className, bytes: this.databaseSize });
     const cursor = exec.apply(this, args);
-    pendingCursors.push({ cursor, className: owner });
+    pendingCursors.push({ cursor, className: owner.className });
     return cursor;
   };
   const storageProto = Object.getPrototypeOf(storage);
@@ -99,7 +102,7 @@ function patchStorage(storage, className) {
     const original = storageProto[method];
     if (typeof original !== "function") continue;
     storageProto[method] = function metered(...args) {
-      classCounts(ownerOf.get(this) ?? "unknown").storage[counter] += 1;
+      classCounts(ownerOf.get(this)?.className ?? "unknown").storage[counter] += 1;
       return original.apply(this, args);
     };
   }
@@ -152,7 +155,7 @@ function meterEnv(env, bindings) {
 export function meterClass(Base, className, bindings) {
   class Metered extends Base {
     constructor(ctx, env) {
-      patchStorage(ctx.storage, className);
+      patchStorage(ctx.storage, className, ctx.id.toString());
       super(ctx, meterEnv(env, bindings));
     }
   }
@@ -176,7 +179,11 @@ export function meterClass(Base, className, bindings) {
 function snapshot() {
   foldCursors();
   const classes = {};
-  for (const [name, c] of Object.entries(counts.classes)) classes[name] = { ...c, objects: c.objects.size };
+  for (const [name, c] of Object.entries(counts.classes)) {
+    let databaseBytes = 0;
+    for (const size of sizes.values()) if (size.className === name) databaseBytes += size.bytes;
+    classes[name] = { ...c, objects: c.objects.size, databaseBytes };
+  }
   return { ...counts, classes };
 }
 

@@ -1,0 +1,61 @@
+/** `npm run bench -- [flags]`: which measurements, on which targets, how many rounds. */
+import { parseArgs } from "node:util";
+
+export const MEASUREMENT_IDS = [
+  "baseline",
+  "single",
+  "batched",
+  "catchup",
+  "latency",
+  "ingest",
+  "viewers",
+  "runs",
+  "counts",
+];
+export const TARGET_NAMES = ["serve", "dev", "ref-file", "ref-mem"] as const;
+
+export const USAGE = `npm run bench -- [--only IDS] [--targets NAMES] [--rounds N] [--quick]
+
+  --only IDS       comma-separated, from: ${MEASUREMENT_IDS.join(", ")} (default: all)
+  --targets NAMES  comma-separated, from: ${TARGET_NAMES.join(", ")} (default: all)
+  --rounds N       rounds per measurement (default: BENCH_ROUNDS or 5)
+  --quick          one round: to check that every row works, not to record numbers`;
+
+export interface BenchOptions {
+  only: Set<string>;
+  targets: Set<string>;
+  rounds: number;
+}
+
+function list(value: string | undefined, allowed: readonly string[], flag: string): Set<string> {
+  if (value === undefined) return new Set(allowed);
+  const items = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = items.filter((i) => !allowed.includes(i));
+  if (unknown.length > 0) throw new Error(`${flag}: unknown ${unknown.join(", ")}\n\n${USAGE}`);
+  return new Set(items);
+}
+
+export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      only: { type: "string" },
+      targets: { type: "string" },
+      rounds: { type: "string" },
+      quick: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help";
+  const rounds = values.quick ? 1 : Number(values.rounds ?? process.env.BENCH_ROUNDS ?? 5);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: not a positive integer`);
+  return {
+    only: list(values.only, MEASUREMENT_IDS, "--only"),
+    targets: list(values.targets, TARGET_NAMES, "--targets"),
+    rounds,
+  };
+}
