@@ -20,6 +20,10 @@ export async function call(
     headers,
     ...(options.body === undefined ? {} : { body: options.body }),
     signal: options.signal ?? AbortSignal.timeout(30_000),
+  }).catch((error: Error) => {
+    if (options.signal?.aborted) throw error;
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    throw new Error(`${method} ${url} failed (${error.message}${cause})`);
   });
   if (!options.expect.includes(res.status)) {
     const text = await res.text().catch((err: Error) => `<body unreadable: ${err.message}>`);

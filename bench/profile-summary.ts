@@ -8,6 +8,7 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   /** Samples per line (1-based) inside this function. */
   positionTicks?: { line: number; ticks: number }[];
+  children?: number[];
 }
 export interface CpuProfile {
   nodes: ProfileNode[];
@@ -53,6 +54,14 @@ export function summarize(profile: CpuProfile, buildDir: string | null): Summary
     if (!entry || !("originalSource" in entry)) return null;
     return { source: String(entry.originalSource), line: Number(entry.originalLine) + 1 };
   };
+  const parentOf = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+  /** `name (file:line)` of a JavaScript frame. */
+  const describe = (node: ProfileNode): string => {
+    const { functionName, url, lineNumber, columnNumber } = node.callFrame;
+    const at = url.endsWith("worker.js") ? original(lineNumber, columnNumber) : null;
+    return `${functionName || "(anonymous)"} (${group(at?.source ?? url)}:${at?.line ?? lineNumber + 1})`;
+  };
   const byGroup = new Map<string, number>();
   const byFunction = new Map<string, number>();
   const byLine = new Map<string, number>();
@@ -70,12 +79,14 @@ export function summarize(profile: CpuProfile, buildDir: string | null): Summary
       where = name;
       fn = name;
     } else if (!url) {
+      // Native (a V8 builtin, or a runtime API such as sql.exec): named with the frame that called it.
+      const caller = parentOf.get(node.id);
       where = "native (V8 builtins, runtime APIs)";
-      fn = `${name} [native]`;
+      fn = `${name} [native] ← ${caller?.callFrame.url ? describe(caller) : "?"}`;
     } else {
       const at = url.endsWith("worker.js") ? original(lineNumber, columnNumber) : null;
       where = group(at?.source ?? url);
-      fn = `${name} (${where}:${at?.line ?? lineNumber + 1})`;
+      fn = describe(node);
       const ticks = node.positionTicks ?? [];
       const total = ticks.reduce((sum, t) => sum + t.ticks, 0);
       for (const t of ticks) {

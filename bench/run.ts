@@ -95,7 +95,8 @@ try {
   console.error(`\nbenchmark failed: ${err instanceof Error ? err.message : String(err)}`);
   for (const t of targets) {
     const log = t.output().trim();
-    if (log) console.error(`\n${t.name} (${t.url}) output, last 3000 chars:\n${log.slice(-3000)}`);
+    const state = t.alive() ? "running" : "its process had exited";
+    if (log) console.error(`\n${t.name} (${t.url}, ${state}) output, last 3000 chars:\n${log.slice(-3000)}`);
   }
   process.exitCode = 1;
 } finally {

@@ -35,6 +35,7 @@ function ourTarget(
     floor,
     rss: () => treeRss(server.pid, /^workerd$/),
     output: () => server.output(),
+    alive: () => !server.exited(),
     async stop() {
       await Promise.allSettled([server.stop(), floor?.stop()]);
       fs.rmSync(dir, { recursive: true, force: true });

@@ -31,6 +31,8 @@ export interface Target {
   rss(): number;
   /** The server's own log, shown when something goes wrong. */
   output(): string;
+  /** False once the server's process has exited (a crash, unless we stopped it). */
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function startReference(mode: "file" | "memory"): Promise<Target> {
     floor: null,
     rss: () => treeRss(child.pid as number, /^node/),
     output: () => output,
+    alive: () => !exited,
     stop,
   };
 }
