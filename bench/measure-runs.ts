@@ -35,6 +35,7 @@ export const manyRuns: Measurement = {
   id: "runs",
   title: `${RUNS.toLocaleString("en-US")} runs at once`,
   oursOnly: true,
+  maxRounds: 3,
   rows: [
     {
       key: "runsPerSec",

@@ -74,6 +74,7 @@ export const viewerFanOut: Measurement = {
   id: "viewers",
   title: "viewer fan-out: one run, many viewer sockets",
   oursOnly: true,
+  maxRounds: 3,
   rows: [
     ...SIZES.flatMap((n) => [
       {

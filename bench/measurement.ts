@@ -15,6 +15,8 @@ export interface Measurement {
   rows: Row[];
   /** Only our targets (runs, viewers): the reference has no runs. */
   oursOnly?: boolean;
+  /** Fewer rounds for the long scale passes (1,000 viewers, 1,000 runs). */
+  maxRounds?: number;
   /** A whole pass on one target; `scale` < 1 for the warm-up. Returns a value per row key. */
   run(target: Target, scale: number): Promise<Record<string, number>>;
 }

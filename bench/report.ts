@@ -84,7 +84,12 @@ export function printTable(measurements: Measurement[], results: Results, rounds
       );
     }
   }
-  console.log(`\nmedian of ${rounds} rounds per cell\n`);
+  const capped = measurements.filter((m) => (m.maxRounds ?? rounds) < rounds).map((m) => m.id);
+  const note =
+    capped.length > 0
+      ? ` (${capped.join(", ")}: at most ${Math.min(...capped.map((id) => measurements.find((m) => m.id === id)?.maxRounds ?? rounds))})`
+      : "";
+  console.log(`\nmedian of ${rounds} rounds per cell${note}\n`);
   console.log(lines.join("\n"));
 }
 

@@ -13,7 +13,7 @@ export async function runRounds(measurements: Measurement[], all: Target[], roun
     if (targets.length === 0) continue;
     console.log(`\n${m.title}`);
     for (const t of targets) await m.run(t, 0.1); // warm-up, discarded
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < Math.min(rounds, m.maxRounds ?? rounds); round++) {
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const t of order) {
         const values = await m.run(t, 1);
