@@ -22,8 +22,11 @@ export async function createRun(target: Target, body: Record<string, unknown> = 
 
 export type RunnerSocket = Awaited<ReturnType<typeof openRunnerSocket>>;
 
-/** Opens the runner socket of `run` (a new run if none) and claims it. Frames queue; every wait is bounded. */
-export async function openRunnerSocket(target: Target, given?: BenchRun) {
+/**
+ * Opens the runner socket of `run` (a new run if none) and claims it. Frames queue; every wait is
+ * bounded by `waitMs` (longer for the 1,000-runs pass, where 50 runs contend for one machine).
+ */
+export async function openRunnerSocket(target: Target, given?: BenchRun, waitMs = 10_000) {
   const run = given ?? (await createRun(target));
   const wsUrl = `${target.url.replace(/^http/, "ws")}/v1/runs/${run.runId}/runner?token=${encodeURIComponent(run.runnerToken)}`;
   const ws = new WebSocket(wsUrl);
@@ -39,7 +42,7 @@ export async function openRunnerSocket(target: Target, given?: BenchRun) {
     notify?.();
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`runner socket ${wsUrl} did not open in 10 s`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`runner socket ${wsUrl} did not open in ${waitMs} ms`)), waitMs);
     ws.addEventListener("open", () => {
       clearTimeout(timer);
       resolve();
@@ -49,7 +52,7 @@ export async function openRunnerSocket(target: Target, given?: BenchRun) {
       reject(new Error(`runner socket ${wsUrl} failed to open`));
     });
   });
-  const next = async (type: string, timeoutMs = 10_000): Promise<Record<string, unknown>> => {
+  const next = async (type: string, timeoutMs = waitMs): Promise<Record<string, unknown>> => {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       const frame = frames.shift();
