@@ -13,6 +13,7 @@ import { freePort, REPO } from "../test/support/wrangler-dev.ts";
 import { type ServerProcess, spawnServer, waitUntilAnswering } from "./child.ts";
 import { BENCH_API_KEY } from "./client.ts";
 import { treeRss } from "./rss.ts";
+import { sleep } from "./sleep.ts";
 import type { Floor, Target } from "./targets.ts";
 
 const WORKERD = (createRequire(import.meta.url)("workerd") as { default: string }).default;
@@ -137,7 +138,16 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
   };
   const server = spawnServer(process.execPath, args, { cwd: REPO, env });
   const url = `http://127.0.0.1:${port}`;
-  await waitUntilAnswering(`${url}/__ready__`, server, "npm run serve");
+  // Its own "serving" line, not a probe of ours: serve's readiness probe must have landed before
+  // anything is measured (the meter counts it otherwise).
+  const deadline = Date.now() + 90_000;
+  while (!server.output().includes(`serving ${url}`)) {
+    if (server.exited() || Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`npm run serve did not start on ${url}:\n${server.output().slice(-3000)}`);
+    }
+    await sleep(100);
+  }
   const floor = meter
     ? null
     : await startServeFloor().catch(async (error: Error) => {

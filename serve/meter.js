@@ -11,7 +11,7 @@
 
 let counts = fresh();
 function fresh() {
-  return { worker: { requests: 0, activeMs: 0 }, classes: {}, webSocketSends: 0 };
+  return { worker: { requests: 0, activeMs: 0, byRoute: {} }, classes: {}, webSocketSends: 0 };
 }
 
 function classCounts(name) {
@@ -198,6 +198,9 @@ export function meterWorker(handler, bindings) {
         return Response.json({ reset: true });
       }
       counts.worker.requests += 1;
+      const upgrade = request.headers.get("upgrade") ? " (upgrade)" : "";
+      const route = `${request.method} ${pathname.replace(/^\/v1\/(runs|stream)\/.+?(\/[a-z]+)?$/, "/v1/$1/…$2")}${upgrade}`;
+      counts.worker.byRoute[route] = (counts.worker.byRoute[route] ?? 0) + 1;
       const start = performance.now();
       try {
         return await handler.fetch(request, meterEnv(env, bindings), ctx);
