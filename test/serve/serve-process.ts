@@ -69,15 +69,15 @@ export async function startServe(start: ServeStart, readyMs = 90_000): Promise<S
   const url = `http://127.0.0.1:${port}`;
   if (!start.noWait) {
     try {
-      await waitFor(
+      // Ends early, with the reason, if the server exits instead.
+      const outcome = await waitFor(
         `npm run serve to print "serving ${url}"`,
-        () => {
-          if (child.exitCode !== null) throw new Error(`npm run serve exited ${child.exitCode}`);
-          return output.includes(`serving ${url}`);
-        },
+        () =>
+          output.includes(`serving ${url}`) ? "ready" : child.exitCode !== null ? `exited ${child.exitCode}` : null,
         readyMs,
         100,
       );
+      if (outcome !== "ready") throw new Error(`npm run serve ${outcome} before serving ${url}`);
     } catch (error) {
       await stop("SIGKILL").catch(() => undefined);
       throw new Error(`${(error as Error).message}\nnpm run serve output:\n${output.slice(-3000)}`);

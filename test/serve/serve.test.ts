@@ -114,7 +114,7 @@ describe("npm run serve with [assets]", () => {
     const repoConfig = fs.readFileSync(path.resolve(import.meta.dirname, "../../wrangler.toml"), "utf8");
     const config = repoConfig
       .replace(/^main = .*$/m, `main = ${JSON.stringify(path.resolve(import.meta.dirname, "../../src/worker.ts"))}`)
-      .replace(/^\[assets\][^[]*/m, "");
+      .replace(/^\[assets\]\n(?:[^[\n].*\n?|\n)*/m, "");
     const assets = `\n[assets]\ndirectory = "./dist"\nbinding = "ASSETS"\nrun_worker_first = ["/v1/*"]\nnot_found_handling = "single-page-application"\n`;
     fs.writeFileSync(path.join(dir, "wrangler.toml"), config + assets);
     server = await startServe({
