@@ -2,7 +2,7 @@ import type { RunEvent } from "../../../src/protocol/index.ts";
 import { type Fields, fields } from "../fields.ts";
 import { statusLabel } from "../status.tsx";
 
-/** One-line summaries of control and lifecycle events for the timeline rows. */
+/** One-line summaries of control, lifecycle and session events for the timeline rows. */
 export interface Summary {
   title: string;
   detail?: string;
@@ -73,12 +73,18 @@ export function describe(event: RunEvent): Summary {
         str(data.commandId),
       );
     }
-    case "approval.requested":
+    case "approval.requested": {
+      const what = [data.tool ?? data.toolName, data.command ?? data.input ?? data.action]
+        .map((part) => (part === undefined || part === null ? undefined : summaryOf(part)))
+        .filter((part) => part !== undefined)
+        .join(" ");
+      const reason = str(data.reason);
       return withDetail(
         `Approval requested · ${str(data.requestId) ?? "?"}`,
         "warn",
-        summaryOf(data.tool ?? data.toolName ?? data.action ?? data.command),
+        clip([what, reason && `(${reason})`].filter(Boolean).join(" ")) || undefined,
       );
+    }
     case "approval.resolved":
       return withDetail(
         `Approval ${data.decision === "approve" ? "approved" : "denied"} · ${str(data.requestId) ?? "?"}`,
@@ -88,9 +94,15 @@ export function describe(event: RunEvent): Summary {
     case "approval.expired":
       return { title: `Approval expired, denied · ${str(data.requestId) ?? "?"}`, tone: "warn" };
     case "RUN_STARTED":
-      return withDetail("Agent run started", "neutral", str(data.runId) ?? str(data.threadId));
-    case "RUN_FINISHED":
-      return withDetail("Agent run finished", "good", summaryOf(data.result));
+      return withDetail("Turn started", "neutral", str(data.runId) ?? str(data.threadId));
+    case "RUN_FINISHED": {
+      const outcome = str(fields(data.outcome).type) ?? "success";
+      const title =
+        outcome === "success" ? "Turn finished" : `Turn ${outcome === "cancelled" ? "cancelled" : "interrupted"}`;
+      return withDetail(title, outcome === "success" ? "good" : "warn", summaryOf(data.result));
+    }
+    case "agent.session":
+      return withDetail(`Session ${str(data.provider) ?? "?"}`, "neutral", str(data.id));
     case "STEP_STARTED":
       return { title: `Step started · ${str(data.stepName) ?? "?"}`, tone: "neutral" };
     case "STEP_FINISHED":

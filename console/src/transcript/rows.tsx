@@ -1,8 +1,9 @@
 import { Component } from "preact";
 import { useState } from "preact/hooks";
-import { clockTime, prettyJson } from "../format.ts";
-import { describe } from "./describe.ts";
-import type { EventRow, MessageRow, ReasoningRow, Row, ToolRow } from "./model.ts";
+import { clockTime } from "../format.ts";
+import { MessageBody, ReasoningBody, ToolBody } from "./bodies.tsx";
+import { EventBody } from "./event-body.tsx";
+import type { Row } from "./model.ts";
 
 /** One transcript row. Every row names the seqs it shows (`data-seqs`) and can show its raw JSON. */
 export interface RowProps {
@@ -19,6 +20,7 @@ const KIND_LABEL: Record<Row["kind"], string> = {
   error: "Error",
   control: "Control",
   lifecycle: "Agent",
+  session: "Session",
   raw: "Event",
 };
 
@@ -61,79 +63,6 @@ function Meta(props: { row: Row; open: boolean; onToggle: () => void; onCopyLink
   );
 }
 
-function MessageBody({ row }: { row: MessageRow }) {
-  return (
-    <div class={`message role-${row.role.replaceAll(/[^a-z0-9_-]/gi, "")}`}>
-      <div class="message-role">
-        {row.role}
-        {!row.complete && row.role !== "output" && <span class="streaming"> · streaming</span>}
-      </div>
-      <div class="message-text">{row.text || <em class="muted">(empty)</em>}</div>
-    </div>
-  );
-}
-
-function ReasoningBody({ row }: { row: ReasoningRow }) {
-  return (
-    <details class="reasoning" open={!row.complete}>
-      <summary>Reasoning{row.complete ? "" : " · streaming"}</summary>
-      <div class="message-text">{row.text || <em class="muted">(no text)</em>}</div>
-    </details>
-  );
-}
-
-function formatArgs(args: string): string {
-  if (args.trim() === "") return "(none)";
-  try {
-    return prettyJson(JSON.parse(args));
-  } catch {
-    return args;
-  }
-}
-
-function ToolBody({ row }: { row: ToolRow }) {
-  const state = row.result !== null ? "done" : row.complete ? "called" : "running";
-  return (
-    <details class="tool">
-      <summary>
-        <span class="tool-name">{row.name}</span>
-        <span class={`tool-state state-${state}`}>
-          {state === "done" ? "result" : state === "called" ? "waiting for result" : "streaming arguments"}
-        </span>
-        <code class="tool-id">{row.toolCallId}</code>
-      </summary>
-      <div class="tool-body">
-        <h4>Arguments</h4>
-        <pre class="json">{formatArgs(row.args)}</pre>
-        <h4>Result</h4>
-        <pre class="json">{row.result === null ? "(none yet)" : formatArgs(row.result)}</pre>
-      </div>
-    </details>
-  );
-}
-
-function EventBody({ row }: { row: EventRow }) {
-  if (row.kind === "raw") {
-    const data = row.event.data as { name?: unknown; value?: unknown } | null;
-    const custom = row.event.type === "CUSTOM" && typeof data?.name === "string";
-    return (
-      <div class="raw-event">
-        <code class="raw-type">{row.event.type}</code>
-        {custom && <span class="raw-name">{String(data?.name)}</span>}
-        <code class="raw-inline">{JSON.stringify(custom ? data?.value : row.event.data) ?? "null"}</code>
-      </div>
-    );
-  }
-  const summary = describe(row.event);
-  return (
-    <div class={`timeline tone-${summary.tone}`}>
-      <span class="timeline-title">{summary.title}</span>
-      {summary.detail && <span class="timeline-detail">{summary.detail}</span>}
-      {row.kind === "error" && <code class="timeline-type">{row.event.type}</code>}
-    </div>
-  );
-}
-
 function RowBody({ row }: { row: Row }) {
   switch (row.kind) {
     case "message":
@@ -147,11 +76,16 @@ function RowBody({ row }: { row: Row }) {
   }
 }
 
+/** RUN_STARTED and RUN_FINISHED frame a turn: they are drawn as its edges. */
+function turnEdge(row: Row): boolean {
+  return row.kind === "lifecycle" && (row.event.type === "RUN_STARTED" || row.event.type === "RUN_FINISHED");
+}
+
 function RowViewInner({ row, target, onCopyLink }: RowProps) {
   const [open, setOpen] = useState(false);
   return (
     <li
-      class={`row kind-${row.kind}${target ? " is-target" : ""}`}
+      class={`row kind-${row.kind}${turnEdge(row) ? " turn-edge" : ""}${target ? " is-target" : ""}`}
       id={`seq-${row.firstSeq}`}
       data-key={row.key}
       data-kind={row.kind}
