@@ -20,24 +20,49 @@ interface Note {
   text: string;
 }
 
-/** The request's fields as a short list (the requestId is in the title); anything else as JSON. */
+/** Request fields that identify rather than describe (codex sends its thread, turn and item ids). */
+const IDENTIFIERS = /(Id|AtMs)$|^(method|timestamp)$/;
+
+function Fields({ entries }: { entries: [string, unknown][] }) {
+  return (
+    <dl class="kv">
+      {entries.map(([name, value]) => (
+        <Fragment key={name}>
+          <dt>{name}</dt>
+          <dd>
+            <code>{typeof value === "string" ? value : JSON.stringify(value)}</code>
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+}
+
+/**
+ * The request's fields as a short list, what it asks first and the ids it carries folded (the
+ * requestId is in the title; the agent's native message, `rawEvent`, is in the transcript row's
+ * JSON); anything else as JSON.
+ */
 function RequestData({ data }: { data: unknown }) {
   if (typeof data === "object" && data !== null && !Array.isArray(data)) {
-    const entries = Object.entries(data).filter(([name]) => name !== "requestId");
-    if (entries.length > 0 && entries.length <= 12) {
+    const { requestId: _, rawEvent: _native, ...asked } = data as Record<string, unknown>;
+    const entries = Object.entries(asked);
+    if (entries.length > 0 && entries.length <= 16) {
+      const ids = entries.filter(([name]) => IDENTIFIERS.test(name));
+      const main = entries.filter(([name]) => !IDENTIFIERS.test(name));
       return (
-        <dl class="kv">
-          {entries.map(([name, value]) => (
-            <Fragment key={name}>
-              <dt>{name}</dt>
-              <dd>
-                <code>{typeof value === "string" ? value : JSON.stringify(value)}</code>
-              </dd>
-            </Fragment>
-          ))}
-        </dl>
+        <>
+          {main.length > 0 && <Fields entries={main} />}
+          {ids.length > 0 && (
+            <details class="approval-ids">
+              <summary>{ids.map(([name]) => name).join(", ")}</summary>
+              <Fields entries={ids} />
+            </details>
+          )}
+        </>
       );
     }
+    return <pre class="json approval-data">{prettyJson(asked)}</pre>;
   }
   return <pre class="json approval-data">{prettyJson(data)}</pre>;
 }
