@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { DESKTOP, PHONE, screenshot } from "./browser.ts";
 import { ALPHA, useConsole } from "./harness.ts";
 import { conversation, renderedSeqs } from "./transcript.ts";
 
@@ -29,10 +28,6 @@ describe("run page, steering", () => {
     await approval.waitFor();
     await page.locator("[data-live='live']").waitFor();
     await expect(page.locator(".run-header .badge").first().textContent()).resolves.toBe("Waiting for approval");
-    await screenshot(page, "run-desktop");
-    await page.setViewportSize(PHONE);
-    await screenshot(page, "run-phone", { fullPage: true });
-    await page.setViewportSize(DESKTOP);
 
     await approval.getByRole("button", { name: "Approve" }).click();
     await waitFor("the runner to receive the approval", () => runner.commands.length >= 1);

@@ -10,6 +10,9 @@ export interface TranscriptRow {
   seqs: number[];
   kind: string;
   text: string;
+  label?: string;
+  result?: string;
+  approval?: string;
 }
 
 /** An agent turn in AG-UI events: messages, an interleaved tool call, reasoning, plain output, oddities. */
@@ -54,8 +57,21 @@ export function conversation(turn: number): AgentEvent[][] {
 }
 
 const LIFECYCLE = new Set(["RUN_STARTED", "RUN_FINISHED", "STEP_STARTED", "STEP_FINISHED"]);
+/** Events whose delta is text of their message, reasoning or tool arguments. */
+const DELTAS = new Set([
+  "TEXT_MESSAGE_CONTENT",
+  "TEXT_MESSAGE_CHUNK",
+  "REASONING_MESSAGE_CONTENT",
+  "REASONING_MESSAGE_CHUNK",
+  "TOOL_CALL_ARGS",
+  "TOOL_CALL_CHUNK",
+]);
 
-/** The rows a stored log should render as: one per message/tool call/reasoning id, one per other event. */
+/**
+ * The rows a stored log should render as: one per messageId (text, or reasoning), one per
+ * toolCallId, one per run of id-less text deltas, one per other event; each row's text is its
+ * deltas joined (a tool's: its arguments).
+ */
 export function expectedRows(events: readonly RunEvent[]): TranscriptRow[] {
   const rows: TranscriptRow[] = [];
   const grouped = new Map<string, TranscriptRow>();
@@ -77,11 +93,11 @@ export function expectedRows(events: readonly RunEvent[]): TranscriptRow[] {
         rows.push(row);
       }
       row.seqs.push(event.seq);
-      if (event.type.endsWith("_CONTENT") || event.type === "TOOL_CALL_ARGS") row.text += data.delta;
+      if (DELTAS.has(event.type)) row.text += data.delta;
       plain = null;
       continue;
     }
-    if (event.type === "TEXT_MESSAGE_CONTENT") {
+    if (event.type === "TEXT_MESSAGE_CONTENT" || event.type === "TEXT_MESSAGE_CHUNK") {
       if (!plain) {
         plain = { seqs: [], kind: "message", text: "" };
         rows.push(plain);
@@ -96,36 +112,88 @@ export function expectedRows(events: readonly RunEvent[]): TranscriptRow[] {
         ? "error"
         : LIFECYCLE.has(event.type)
           ? "lifecycle"
-          : event.source === "control" || event.type === "approval.requested"
-            ? "control"
-            : "raw";
+          : event.type === "agent.session"
+            ? "session"
+            : event.source === "control" || event.type === "approval.requested"
+              ? "control"
+              : "raw";
     rows.push({ seqs: [event.seq], kind, text: "" });
   }
   return rows;
 }
 
-/** The rows in the page's DOM, with the text a reader sees for messages and tool arguments. */
+/**
+ * The rows in the page's DOM as a reader sees them: the seqs each shows, its kind, its text (a
+ * message's, reasoning's, or a tool call's arguments as compact JSON), and what else it says —
+ * `label` (a message's role line, a tool's name, headline and state, a timeline row's line, a raw row's
+ * type, source and name), a tool's result line and the approval it links to.
+ */
 export async function renderedRows(page: Page): Promise<TranscriptRow[]> {
   return page.locator("li.row").evaluateAll((items) =>
     items.map((item) => {
+      const read = (selector: string) => item.querySelector(selector)?.textContent?.trim() ?? "";
+      type Node = { textContent: string | null };
+      const textOf = (node: Node) => node.textContent?.trim() ?? "";
+      const readAll = (selector: string) =>
+        Array.from(item.querySelectorAll(selector) as Iterable<Node>, textOf).filter(Boolean);
       const kind = item.getAttribute("data-kind") ?? "";
       const args = item.querySelector(".tool-body pre")?.textContent ?? "";
+      const compactJson = (shown: string) => {
+        try {
+          return JSON.stringify(JSON.parse(shown));
+        } catch {
+          return shown; // arguments still streaming
+        }
+      };
       const text =
         kind === "tool"
-          ? JSON.stringify(args === "(none)" ? "" : JSON.parse(args))
+          ? args === "(none)"
+            ? ""
+            : compactJson(args)
           : kind === "message" || kind === "reasoning"
             ? (item.querySelector(".message-text")?.textContent ?? "")
             : "";
-      return { seqs: (item.getAttribute("data-seqs") ?? "").split(",").map(Number), kind, text };
+      const label =
+        kind === "message"
+          ? read(".message-role")
+          : kind === "reasoning"
+            ? read(".reasoning-label")
+            : kind === "tool"
+              ? `${readAll(".tool-name, .tool-headline").join(" ")} · ${read(".tool-state")}`
+              : kind === "raw"
+                ? readAll(".raw-type, .raw-source, .raw-name").join(" ")
+                : Array.from((item.querySelector(".timeline")?.children ?? []) as Iterable<Node>, textOf)
+                    .filter(Boolean)
+                    .join(" ");
+      const row: TranscriptRow = {
+        seqs: (item.getAttribute("data-seqs") ?? "").split(",").map(Number),
+        kind,
+        text,
+        label,
+      };
+      if (item.querySelector(".tool-preview")) row.result = read(".tool-preview");
+      if (item.querySelector(".tool-approval")) row.approval = read(".tool-approval").replaceAll(/\s+/g, " ");
+      return row;
     }),
   );
 }
 
-/** Tool rows show pretty-printed arguments; compare them as JSON. */
+function compactJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+/** The parts a generic expectation covers: seqs, kind and text (tool arguments compared as JSON). */
 export function comparable(rows: TranscriptRow[]): TranscriptRow[] {
-  return rows.map((row) =>
-    row.kind === "tool" && row.text.startsWith("{") ? { ...row, text: JSON.stringify(JSON.parse(row.text)) } : row,
-  );
+  return rows.map(({ seqs, kind, text }) => ({ seqs, kind, text: kind === "tool" ? compactJson(text) : text }));
+}
+
+/** What a reader sees of each row, without seqs: for literal expectations of a whole session. */
+export async function readRows(page: Page): Promise<Omit<TranscriptRow, "seqs">[]> {
+  return (await renderedRows(page)).map(({ seqs: _seqs, ...rest }) => rest);
 }
 
 /** Every seq the page shows, sorted (rows group events, so row order is not seq order). */
