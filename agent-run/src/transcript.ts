@@ -1,7 +1,10 @@
 /**
- * Turns a run's events into a readable transcript: AG-UI message deltas joined into one line per
- * message, tool calls summarised (name, arguments, result), control events one line each, and
- * anything unknown as one compact JSON line. Stateful: feed it the events in seq order.
+ * Turns a run's events into a readable transcript: AG-UI text and reasoning joined into one line
+ * per message (streamed or whole, `*_CHUNK`), each tool call one line (name and arguments, then
+ * `↳` its result, named when other lines came between), approvals with the tool call they are
+ * about, turns and the agent's session as short lines, control events one line each, RAW as the
+ * agent's own message in compact JSON, anything unknown as one compact JSON line. Stateful: feed
+ * it the events in seq order.
  */
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { clip, clock, compact, type Paint } from "./format.ts";
@@ -30,6 +33,8 @@ const REASONING_DELTA = new Set([
   "THINKING_TEXT_MESSAGE_CONTENT",
 ]);
 const REASONING_END = new Set(["REASONING_MESSAGE_END", "THINKING_TEXT_MESSAGE_END"]);
+/** Events after which nothing of the turn streams any more. */
+const TURN_ENDS = new Set(["RUN_FINISHED", "RUN_ERROR", "run.finished"]);
 /** Structure with nothing to show on its own; the deltas it frames are shown. */
 const SILENT = new Set([
   "TEXT_MESSAGE_START",
@@ -47,13 +52,15 @@ export class Transcript {
   private readonly runId: string;
   private readonly paint: Paint;
   private open: OpenLine | null = null;
+  /** What the last line written was about (`tool:<id>`, `message:<id>`, …), so a result can say whose it is. */
+  private lastKey: string | null = null;
   private readonly roles = new Map<string, string>();
   private readonly tools = new Map<string, ToolCall>();
   /** What each queued command was, so its ack can say so. */
   private readonly commands = new Map<string, string>();
   /** Approval requests asked for and not yet resolved or expired, in the order asked. */
   readonly pendingApprovals = new Set<string>();
-  /** The tool call whose arguments are streaming, for the status line. */
+  /** The tool call streaming its arguments or running, for the status line. */
   activeTool: string | null = null;
 
   constructor(runId: string, paint: Paint) {
@@ -84,9 +91,15 @@ export class Transcript {
       this.toolDelta(type, data);
       return "";
     }
+    if (type === "TOOL_CALL_CHUNK") return this.toolChunk(event, data);
     if (SILENT.has(type)) return "";
+    const cut = TURN_ENDS.has(type) ? this.unfinishedTools(event) : "";
     const text = this.describe(event, type, data);
-    return text === null ? "" : this.line(event, text);
+    const about = str(data.toolCallId);
+    return (
+      cut +
+      (text === null ? "" : this.line(event, text, type.startsWith("TOOL_CALL_") && about ? `tool:${about}` : null))
+    );
   }
 
   /** Ends a line left open by a streaming message (before exiting). */
@@ -99,24 +112,31 @@ export class Transcript {
   private describe(event: RunEvent, type: string, data: Data): string | null {
     const p = this.paint;
     switch (type) {
-      case "TOOL_CALL_END":
-        return this.toolLine(str(data.toolCallId) ?? "");
-      case "TOOL_CALL_RESULT": {
+      case "TOOL_CALL_END": {
         const id = str(data.toolCallId) ?? "";
-        const call = this.tools.get(id);
-        const head = call && !call.shown ? `${this.toolLine(id)}\n` : "";
-        return `${head}  ↳ ${resultSummary(data.content)}`;
+        return this.tools.get(id)?.shown ? null : this.toolLine(id);
       }
+      case "TOOL_CALL_RESULT":
+        return this.toolResult(str(data.toolCallId) ?? "", data.content);
       case "RUN_STARTED":
-        return p.dim("agent started");
-      case "RUN_FINISHED":
-        return p.dim(`agent finished${data.result === undefined ? "" : ` · ${compact(data.result, 120)}`}`);
-      case "RUN_ERROR":
-        return p.red(`agent error: ${str(data.message) ?? compact(data)}${data.code ? ` (${data.code})` : ""}`);
+        return p.dim("turn started");
+      case "RUN_FINISHED": {
+        const outcome = str((data.outcome as Data | undefined)?.type);
+        const how = outcome && outcome !== "success" ? ` · ${outcome}` : "";
+        const result = data.result === undefined ? "" : ` · ${compact(data.result, 120)}`;
+        return p.dim(`turn finished${how}${result}`);
+      }
+      case "RUN_ERROR": {
+        const code = data.code ? ` (${data.code})` : "";
+        return p.red(`agent error: ${str(data.message) ?? compact(data)}${code}`);
+      }
+      case "agent.session":
+        return p.dim(`session ${str(data.provider) ?? "?"} ${str(data.id) ?? "?"}`);
       case "STEP_STARTED":
       case "STEP_FINISHED":
         return p.dim(`step ${str(data.stepName) ?? "?"} ${type === "STEP_STARTED" ? "started" : "finished"}`);
       case "RAW":
+        // the agent's own message, as it printed it
         return p.dim(`raw${data.source ? ` ${data.source}` : ""}: ${compact(data.event ?? data, 200)}`);
       case "CUSTOM":
         return `${p.magenta(str(data.name) ?? "custom")} ${compact(data.value ?? null, 200)}`;
@@ -182,32 +202,44 @@ export class Transcript {
     const id = str(data.requestId);
     if (id === undefined) return this.unknown({ type: "approval.requested", data });
     this.pendingApprovals.add(id);
-    const { requestId: _, toolName, toolCallName, input, args, ...rest } = data;
-    const name = str(toolName) ?? str(toolCallName);
-    const detail = input ?? args ?? (Object.keys(rest).length > 0 ? rest : undefined);
+    // the fields that say what is asked; the rest (ids, the native message) stays in --json
+    const { requestId: _, rawEvent: _native, timestamp: _at, toolCallId, reason, ...asked } = data;
+    const { toolName, toolCallName, tool, input, args, command, ...rest } = asked;
+    const call = typeof toolCallId === "string" ? this.tools.get(toolCallId) : undefined;
+    const name = str(toolName) ?? str(toolCallName) ?? str(tool) ?? call?.name;
+    const detail = input ?? args ?? command ?? (call || Object.keys(rest).length === 0 ? undefined : rest);
     const what = [name, detail === undefined ? undefined : compact(detail, 120)].filter(Boolean).join(" ");
+    const why = typeof reason === "string" ? ` (${clip(reason, 120)})` : "";
     const hint = `agent-run approve ${this.runId} ${id}  (or deny)`;
-    return `${this.paint.yellow(`approval ${id} requested`)}${what ? ` · ${what}` : ""}\n${this.paint.dim(hint)}`;
+    return `${this.paint.yellow(`approval ${id} requested`)}${what ? ` · ${what}` : ""}${why}\n${this.paint.dim(hint)}`;
   }
 
   private unknown(event: { type: string; data: unknown }): string {
     return this.paint.dim(clip(JSON.stringify({ type: event.type, data: event.data }), 500));
   }
 
-  private toolDelta(type: string, data: Data): void {
+  private toolDelta(type: string, data: Data): ToolCall {
     const id = str(data.toolCallId) ?? "";
     const call = this.tools.get(id) ?? { name: "?", args: "", shown: false };
-    if (type === "TOOL_CALL_START") call.name = str(data.toolCallName) ?? str(data.name) ?? call.name;
-    if (type === "TOOL_CALL_ARGS" && typeof data.delta === "string") call.args += data.delta;
+    if (type !== "TOOL_CALL_ARGS") call.name = str(data.toolCallName) ?? str(data.name) ?? call.name;
+    if (type !== "TOOL_CALL_START" && typeof data.delta === "string") call.args += data.delta;
     this.tools.set(id, call);
     this.activeTool = call.name;
+    return call;
+  }
+
+  /** A whole tool call (or a piece of one): its line once its arguments are whole JSON. */
+  private toolChunk(event: RunEvent, data: Data): string {
+    const call = this.toolDelta("TOOL_CALL_CHUNK", data);
+    if (call.shown || !(call.args === "" ? data.delta === undefined : parses(call.args))) return "";
+    const id = str(data.toolCallId) ?? "";
+    return this.line(event, this.toolLine(id), `tool:${id}`);
   }
 
   private toolLine(id: string): string {
     const call = this.tools.get(id) ?? { name: "?", args: "", shown: false };
     call.shown = true;
     this.tools.set(id, call);
-    this.activeTool = null;
     let args = call.args;
     try {
       args = JSON.stringify(JSON.parse(call.args));
@@ -217,9 +249,30 @@ export class Transcript {
     return `${this.paint.cyan(`tool ${call.name}`)}${args ? ` ${clip(args, 160)}` : ""}`;
   }
 
+  /** Lines for the tool calls a turn ended in the middle of streaming, which no line showed yet. */
+  private unfinishedTools(event: RunEvent): string {
+    this.activeTool = null;
+    let out = "";
+    for (const [id, call] of this.tools) {
+      if (!call.shown) out += this.line(event, `${this.toolLine(id)} ${this.paint.dim("(unfinished)")}`);
+    }
+    return out;
+  }
+
+  /** `↳` the result under its tool line, or naming its tool when other lines came between. */
+  private toolResult(id: string, content: unknown): string {
+    this.activeTool = null;
+    const call = this.tools.get(id);
+    const head = call && !call.shown ? `${this.toolLine(id)}\n` : "";
+    const whose = head === "" && this.lastKey !== `tool:${id}` ? `${call?.name ?? "tool"}: ` : "";
+    return `${head}  ↳ ${whose}${resultSummary(content)}`;
+  }
+
   /** A whole line of its own, closing any message line left open. */
-  private line(event: RunEvent, text: string): string {
-    return `${this.close()}${this.paint.dim(clock(event.time))} ${text.replace(/\n/g, `\n${INDENT}`)}\n`;
+  private line(event: RunEvent, text: string, key: string | null = null): string {
+    const out = `${this.close()}${this.paint.dim(clock(event.time))} ${text.replace(/\n/g, `\n${INDENT}`)}\n`;
+    this.lastKey = key;
+    return out;
   }
 
   private stream(event: RunEvent, key: string, label: string, delta: string, style: (s: string) => string): string {
@@ -227,12 +280,14 @@ export class Transcript {
     if (this.open?.key !== key) {
       out += `${this.close()}${this.paint.dim(clock(event.time))} ${label} `;
       this.open = { key, breaks: 0 };
+      this.lastKey = key;
     }
     const open = this.open as OpenLine;
     delta.split("\n").forEach((part, i) => {
       if (i > 0) open.breaks++;
       if (part === "") return;
-      out += `\n${INDENT}`.repeat(open.breaks) + style(part);
+      // blank lines stay empty: no indent left trailing on them
+      out += `${"\n".repeat(open.breaks)}${open.breaks > 0 ? INDENT : ""}${style(part)}`;
       open.breaks = 0;
     });
     return out;
@@ -240,6 +295,15 @@ export class Transcript {
 
   private endStream(key: string): string {
     return this.open?.key === key ? this.close() : "";
+  }
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

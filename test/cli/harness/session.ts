@@ -48,7 +48,7 @@ export function expectedTranscript(runId: string): string[] {
   return [
     `HH:MM:SS run ${runId} created · agent test-agent`,
     "HH:MM:SS claimed by test-runner · epoch 1",
-    "HH:MM:SS agent started",
+    "HH:MM:SS turn started",
     "HH:MM:SS assistant: Looking at the failing test.",
     "         It needs a fix.",
     "HH:MM:SS thinking: weighing two options",
@@ -63,7 +63,7 @@ export function expectedTranscript(runId: string): string[] {
     "HH:MM:SS → approve r-1 (ok)",
     "HH:MM:SS   approve r-1 (ok): applied",
     "HH:MM:SS assistant: Done.",
-    "HH:MM:SS agent finished",
+    "HH:MM:SS turn finished",
     "HH:MM:SS run finished · succeeded · exit 0",
   ];
 }
