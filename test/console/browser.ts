@@ -18,7 +18,14 @@ export function chromiumPath(): string {
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
-export const SCREENSHOTS = path.resolve(import.meta.dirname, "../../docs/screenshots");
+/**
+ * Where the tests save their screenshots: test-output/screenshots (ignored by git), or the
+ * committed docs/screenshots when UPDATE_SCREENSHOTS=1, so a test run leaves the tree clean.
+ */
+export const SCREENSHOTS = path.resolve(
+  import.meta.dirname,
+  process.env.UPDATE_SCREENSHOTS === "1" ? "../../docs/screenshots" : "../../test-output/screenshots",
+);
 
 /** A page with every uncaught error and console error it produced. */
 export interface WatchedPage {
