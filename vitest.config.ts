@@ -45,6 +45,35 @@ export default defineConfig({
         },
       },
       {
+        // Fault suites: the edge killed and restarted, a flapping network, bridges killed, all at
+        // seeded random points (FAULT_SEED replays them), against real processes.
+        test: {
+          name: "faults",
+          include: ["test/faults/*.test.ts"],
+          environment: "node",
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Fuzzing the HTTP API, both sockets and the stream routes in the Workers runtime.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                API_KEYS: "key-a=tenant-a,key-b=tenant-b",
+                TOKEN_SECRET: "test-token-secret",
+                STREAM_LONG_POLL_MS: "20",
+                FAULT_SEED: process.env.FAULT_SEED ?? "",
+              },
+            },
+          }),
+        ],
+        test: { name: "fuzz", include: ["test/faults/fuzz/**/*.test.ts"], testTimeout: 180_000 },
+      },
+      {
         // Stream routes in-process, with no anonymous access; the conformance suite below needs it on.
         plugins: [
           cloudflareTest({

@@ -11,6 +11,10 @@ export interface CutProxy {
   connections(): number;
   /** Destroys every open connection (both sides), as a network failure would. */
   cutAll(): number;
+  /** Connections open now (each a client–edge pair). */
+  openConnections(): number;
+  /** Cuts each open connection for which `choose` answers true; returns how many were cut. */
+  cutEach(choose: () => boolean): number;
   /**
    * Arms a one-shot cut: the next chunk from the edge that carries `marker` (e.g. the start of a
    * `claimed` frame's JSON) is forwarded only up to the WebSocket frame holding it, and that
@@ -21,12 +25,18 @@ export interface CutProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(targetPort: number): Promise<CutProxy> {
+export interface ProxyOptions {
+  /** Sees every chunk the edge sends, by connection number (e.g. to read its frames). */
+  onServerData?(connection: number, chunk: Buffer): void;
+}
+
+export async function startProxy(targetPort: number, options: ProxyOptions = {}): Promise<CutProxy> {
   const open = new Set<net.Socket>();
+  const pairs = new Set<() => void>();
   let accepted = 0;
   let armed: { marker: Buffer; fired: boolean; error?: string } | null = null;
   const server = net.createServer((client) => {
-    accepted++;
+    const connection = ++accepted;
     const upstream = net.connect(targetPort, "127.0.0.1");
     open.add(client);
     open.add(upstream);
@@ -35,7 +45,9 @@ export async function startProxy(targetPort: number): Promise<CutProxy> {
       upstream.destroy();
       open.delete(client);
       open.delete(upstream);
+      pairs.delete(drop);
     };
+    pairs.add(drop);
     client.on("data", (chunk: Buffer) => upstream.write(withoutCompression(chunk)));
     upstream.on("data", (chunk: Buffer) => {
       const at = armed && !armed.fired ? chunk.indexOf(armed.marker) : -1;
@@ -44,9 +56,12 @@ export async function startProxy(targetPort: number): Promise<CutProxy> {
         const start = frameStart(chunk, at);
         if (start === null)
           armed.error = `no WebSocket text frame header before the marker (is the stream compressed?)`;
-        client.write(chunk.subarray(0, start ?? 0), drop);
+        const forwarded = chunk.subarray(0, start ?? 0);
+        options.onServerData?.(connection, forwarded);
+        client.write(forwarded, drop);
         return;
       }
+      options.onServerData?.(connection, chunk);
       client.write(chunk);
     });
     client.on("error", drop);
@@ -65,7 +80,18 @@ export async function startProxy(targetPort: number): Promise<CutProxy> {
       const n = open.size;
       for (const s of open) s.destroy();
       open.clear();
+      pairs.clear();
       return n;
+    },
+    openConnections: () => pairs.size,
+    cutEach(choose) {
+      let cut = 0;
+      for (const drop of [...pairs]) {
+        if (!choose()) continue;
+        drop();
+        cut++;
+      }
+      return cut;
     },
     cutAtServerFrame(marker) {
       const cut: NonNullable<typeof armed> = { marker: Buffer.from(marker), fired: false };

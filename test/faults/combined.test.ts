@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { attachArgs, type BridgeProcess } from "../bridge/harness/bridge.ts";
+import { marker, touch, useEdge } from "../bridge/harness/context.ts";
+import { type CutProxy, startProxy } from "../bridge/harness/proxy.ts";
+import { waitFor } from "../support/wait.ts";
+import { type Chaos, startChaos } from "./support/chaos.ts";
+import { reportFigures } from "./support/figures.ts";
+import { ServerFrameTap } from "./support/frame-tap.ts";
+import { faultRandom, replayable } from "./support/seed.ts";
+import {
+  expectEpochChain,
+  expectGapless,
+  expectViewerSawLog,
+  printedTranscript,
+  runnerTranscript,
+  streamAgent,
+} from "./support/transcripts.ts";
+import { ReconnectingViewer } from "./support/viewer.ts";
+
+// Every kind of fault in one run, in a seeded random order: the bridge killed with kill -9 and a
+// successor attached, the edge killed with kill -9 and restarted, and bursts of connection cuts.
+
+const FILE = "test/faults/combined.test.ts";
+const KINDS = ["bridge kill -9", "edge kill -9", "connection cuts"] as const;
+type Fault = (typeof KINDS)[number];
+
+const t = useEdge();
+let proxy: CutProxy | null = null;
+let chaos: Chaos | null = null;
+const viewers: ReconnectingViewer[] = [];
+afterEach(async () => {
+  await chaos?.stop();
+  chaos = null;
+  for (const viewer of viewers.splice(0)) viewer.stop();
+  await proxy?.close();
+  proxy = null;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("bridge kills, edge crashes and connection cuts in one run", () => {
+  it("in a seeded random order, the run succeeds with the exact transcript and every viewer sees each event once", async () => {
+    const random = faultRandom("combined faults");
+    await replayable(random, FILE, async () => {
+      // Each kind at least once, plus two more of any kind, shuffled.
+      const faults: Fault[] = random.shuffle([
+        ...KINDS,
+        KINDS[random.int(0, KINDS.length - 1)] as Fault,
+        KINDS[random.int(0, KINDS.length - 1)] as Fault,
+      ]);
+      const sizes = Array.from({ length: faults.length + 1 }, () => random.int(60, 140));
+      const gates = sizes.map((_, i) => (i === 0 ? null : marker(`segment-${i}`)));
+      const agent = streamAgent({
+        segments: sizes.map((lines, i) => ({ lines, everyMs: 4, ...(gates[i] ? { gate: gates[i] } : {}) })),
+      });
+      let acked = 0;
+      const tap = new ServerFrameTap((text) => {
+        if (text.startsWith('{"type":"ack"')) acked = Math.max(acked, JSON.parse(text).highestSourceSeq);
+      });
+      proxy = await startProxy(t.edge.port, { onServerData: (connection, chunk) => tap.feed(connection, chunk) });
+      const started = await t.startRun({ edgeUrl: proxy.url, agent: agent.command });
+      const { run, viewerToken, runnerToken, dir } = started;
+      for (const name of ["v1", "v2"]) {
+        viewers.push(new ReconnectingViewer({ base: proxy.url, runId: run.id, token: viewerToken, name }).start());
+      }
+
+      let bridge: BridgeProcess = started.bridge;
+      const bridges = [bridge];
+      let cuts = 0;
+      let base = 0;
+      for (const [i, fault] of faults.entries()) {
+        if (i > 0) touch(gates[i] as string);
+        const size = sizes[i] as number;
+        const point = base + random.int(1, size - 10);
+        await waitFor(
+          `the edge to acknowledge sourceSeq ${point} (before fault ${i + 1}: ${fault})`,
+          () => acked >= point,
+          60_000,
+          2,
+        );
+        if (fault === "bridge kill -9") {
+          await bridge.kill9();
+          bridge = t.bridge(attachArgs({ edge: proxy.url, runId: run.id, token: runnerToken, dir }));
+          bridges.push(bridge);
+        } else if (fault === "edge kill -9") {
+          await t.edge.crash();
+          await t.edge.restart();
+        } else {
+          chaos = startChaos(proxy, random);
+          await sleep(random.int(800, 2000));
+          await chaos.stop();
+          cuts += chaos.cuts;
+          chaos = null;
+        }
+        base += size;
+      }
+
+      touch(gates[faults.length] as string);
+      const code = await bridge.waitExit(90_000);
+      expect(code, `the last bridge's exit status; its stderr: ${bridge.stderr().slice(-800)}`).toBe(0);
+      for (const viewer of viewers) await viewer.finished();
+
+      const log = await t.api.events(run.id);
+      expect((await t.api.getRun(run.id)).status).toBe("succeeded");
+      expect(runnerTranscript(log)).toEqual(printedTranscript(agent));
+      expectGapless(log);
+      expectEpochChain(log);
+      for (const viewer of viewers) expectViewerSawLog(viewer, log, "succeeded");
+      const runnerIds = new Set(
+        log.filter((e) => e.type === "run.claimed").map((e) => (e.data as { runnerId: string }).runnerId),
+      );
+      expect(runnerIds.size, "each bridge process claimed under its own runnerId").toBe(bridges.length);
+
+      reportFigures("combined faults", random.seed, {
+        "fault order": faults.join(" → "),
+        "bridges killed": bridges.length - 1,
+        "edge crashes": faults.filter((f) => f === "edge kill -9").length,
+        "connections cut": cuts,
+        "runner events": printedTranscript(agent).length,
+        "viewer connections": viewers.map((v) => v.connections).join("/"),
+      });
+    });
+  });
+});

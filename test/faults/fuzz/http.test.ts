@@ -1,0 +1,221 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_FRAME_BYTES } from "../../../src/protocol/index.ts";
+import { call, KEY_A, KEY_B } from "../../edge/helpers.ts";
+import { applyCredential, carrier, credential, resolveCredential, wellFormed } from "./credentials.ts";
+import { type Fixture, makeFixture, resolveIds } from "./fixture.ts";
+import { anyJson, bodyText, nastyNumber, nastyString, queryValue } from "./nasty.ts";
+import { expectUnchanged, FuzzTally, fuzz, fuzzSeed, judgeResponse, storedRun } from "./oracle.ts";
+
+// Fuzzing the HTTP API in the Workers runtime: generated requests to every run route and beyond,
+// with every kind of credential, query and body.
+
+const RUNS = 1_600;
+const tally = new FuzzTally();
+const seed = fuzzSeed("the HTTP API");
+let fixture: Fixture;
+
+beforeAll(async () => {
+  fixture = await makeFixture();
+});
+afterAll(() => {
+  tally.report("the HTTP API", seed);
+});
+
+const runIdSlot = fc.oneof(
+  { weight: 12, arbitrary: fc.constant("{run}") },
+  { weight: 3, arbitrary: fc.constantFrom("{other}", "{foreign}", "{missing}") },
+  { weight: 2, arbitrary: nastyString.map((s) => encodeURIComponent(wellFormed(s))) },
+  { weight: 1, arbitrary: fc.constantFrom("..", "%2e%2e", "..%2f..", "a%00b", "%ff", "%", "a?b", "a#b", " ") },
+);
+
+const timeouts = fc.record(
+  {
+    claimMs: nastyNumber,
+    heartbeatMs: nastyNumber,
+    takeoverMs: nastyNumber,
+    approvalMs: nastyNumber,
+    idleMs: nastyNumber,
+    runMs: nastyNumber,
+  },
+  { requiredKeys: [] },
+);
+
+/** Each route's bodies, shaped like its own and then broken in every field. */
+const BODIES = {
+  create: bodyText({
+    runId: fc.oneof(nastyString, fc.constantFrom("{run}", "{other}")),
+    agent: anyJson,
+    input: anyJson,
+    metadata: fc.dictionary(nastyString, anyJson, { maxKeys: 3 }),
+    timeouts,
+    retentionMs: nastyNumber,
+  }),
+  command: bodyText({
+    commandId: nastyString,
+    type: fc.constantFrom("input", "interrupt", "cancel"),
+    text: nastyString,
+  }),
+  approval: bodyText({ decision: fc.constantFrom("approve", "deny"), reason: nastyString }),
+  cancel: bodyText({ commandId: nastyString, reason: nastyString }),
+  token: bodyText({ role: fc.constantFrom("runner", "viewer"), interact: fc.boolean(), ttlMs: nastyNumber }),
+  none: fc.constant(""),
+};
+
+/** The API's routes as [method, path after /v1/runs, body], with `{id}` the run and `{junk}` anything. */
+const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
+  ["POST", "", "create"],
+  ["GET", "", "none"],
+  ["GET", "/{id}", "none"],
+  ["DELETE", "/{id}", "none"],
+  ["GET", "/{id}/events", "none"],
+  ["POST", "/{id}/commands", "command"],
+  ["POST", "/{id}/approvals/req-1", "approval"],
+  ["POST", "/{id}/approvals/{junk}", "approval"],
+  ["POST", "/{id}/cancel", "cancel"],
+  ["POST", "/{id}/tokens", "token"],
+  ["GET", "/{id}/runner", "none"],
+  ["GET", "/{id}/watch", "none"],
+  ["GET", "/{id}/stream", "none"],
+];
+
+const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+
+/** Mostly a real route with its own method; sometimes another method, or a path that is no route. */
+const route = fc
+  .tuple(
+    fc.constantFrom(...ROUTES),
+    fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+    runIdSlot,
+    nastyString,
+    fc.oneof(
+      { weight: 12, arbitrary: fc.constant(null) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom("/", "/v1", "/v2/runs", "//v1/runs", "/v1/RUNS", "/v1/runs/x/../../runs"),
+      },
+      { weight: 1, arbitrary: fc.constantFrom("/events/extra", "/nope", "/approvals", "/tokens/x") },
+    ),
+  )
+  .chain(([[method, suffix, bodyKind], otherMethod, id, junk, odd]) => {
+    let path = `/v1/runs${suffix.replace("{id}", id).replace("{junk}", encodeURIComponent(wellFormed(junk)))}`;
+    if (odd?.startsWith("/v")) path = odd;
+    else if (odd) path = `/v1/runs/${id}${odd}`;
+    return BODIES[bodyKind].map((text) => ({ method: otherMethod ?? method, path, text }));
+  });
+
+/** The route's own body text, or raw bytes, or a body over 1 MiB (with a length, or chunked). */
+type Payload =
+  | { kind: "route" }
+  | { kind: "bytes"; bytes: Uint8Array }
+  | { kind: "oversize"; bytes: number; chunked: boolean };
+
+const payload: fc.Arbitrary<Payload> = fc.oneof(
+  { weight: 30, arbitrary: fc.constant({ kind: "route" as const }) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ kind: "bytes" as const, bytes })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(MAX_FRAME_BYTES + 1, 2 * MAX_FRAME_BYTES, 5 * MAX_FRAME_BYTES), fc.boolean())
+      .map(([bytes, chunked]) => ({ kind: "oversize" as const, bytes, chunked })),
+  },
+);
+
+const request = fc.record({
+  route,
+  query: fc.array(
+    fc.tuple(fc.constantFrom("after", "limit", "status", "cursor", "offset", "live", "token", "x"), queryValue),
+    { maxLength: 3 },
+  ),
+  credential,
+  carrier,
+  contentType: fc.constantFrom(
+    "application/json",
+    "application/json",
+    "text/plain",
+    "",
+    "application/x-www-form-urlencoded",
+  ),
+  upgrade: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+  payload,
+});
+type FuzzedRequest = typeof request extends fc.Arbitrary<infer R> ? R : never;
+
+function bodyOf(r: FuzzedRequest): BodyInit | null {
+  const p = r.payload;
+  if (p.kind === "route") return resolveIds(r.route.text, fixture) || null;
+  if (p.kind === "bytes") return p.bytes;
+  if (!p.chunked) return "x".repeat(p.bytes);
+  let left = p.bytes;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (left <= 0) return controller.close();
+      const chunk = new Uint8Array(Math.min(64 * 1024, left)).fill(0x7b);
+      left -= chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+function send(r: FuzzedRequest): Promise<Response> {
+  const [pathname = "/", search = ""] = resolveIds(r.route.path, fixture).split("?");
+  const query = new URLSearchParams(search);
+  for (const [name, value] of r.query) query.append(name, wellFormed(value));
+  const headers = new Headers();
+  applyCredential(resolveCredential(r.credential, fixture.credentials), r.carrier, headers, query);
+  if (r.contentType) headers.set("content-type", r.contentType);
+  if (r.upgrade) headers.set("upgrade", "websocket");
+  const method = r.route.method;
+  const q = query.toString();
+  return call(`${pathname}${q ? `?${q}` : ""}`, {
+    method,
+    key: null,
+    headers,
+    body: method === "GET" || method === "HEAD" ? null : bodyOf(r),
+  });
+}
+
+/** The run a request aims at, and the key that reads it back. */
+function target(r: FuzzedRequest): { runId: string; key: string } {
+  if (r.route.path.includes("{other}")) return { runId: fixture.otherRunId, key: KEY_A };
+  if (r.route.path.includes("{foreign}")) return { runId: fixture.foreignRunId, key: KEY_B };
+  return { runId: fixture.runId, key: KEY_A };
+}
+
+function describeRequest(r: FuzzedRequest): string {
+  const p = r.payload;
+  const body =
+    p.kind === "route"
+      ? r.route.text.slice(0, 200)
+      : p.kind === "bytes"
+        ? `${p.bytes.length} bytes`
+        : `${p.bytes} bytes${p.chunked ? " chunked" : ""}`;
+  return `${r.route.method} ${r.route.path} query=${JSON.stringify(r.query)} credential=${r.credential} via ${r.carrier} body=${body}`;
+}
+
+/** The last stored state seen of each run, to compare with after the next input. */
+const baselines = new Map<string, Awaited<ReturnType<typeof storedRun>>>();
+
+describe("fuzzing the HTTP API", () => {
+  it(`${RUNS} generated requests: never ≥ 500, every refusal documented, nothing stored by a refusal`, async () => {
+    await fuzz(seed, RUNS, request, async (r) => {
+      const { runId, key } = target(r);
+      const before = baselines.get(runId) ?? (await storedRun(runId, key));
+      const what = describeRequest(r);
+      const refused = await judgeResponse(await send(r), r.route.method, what, tally);
+      tally.inputs++;
+      const after = refused ? await expectUnchanged(runId, before, what, key) : await storedRun(runId, key);
+      baselines.set(runId, after);
+      // A fresh fixture every so often, and once an accepted request moved this one on: it may
+      // have been decided, cancelled or purged, and a delivered cancel arms a 30 s alarm.
+      const moved = runId === fixture.runId && (after.record as { status?: string }).status !== "waiting";
+      if (tally.inputs % 200 === 0 || moved) {
+        fixture.runner.close();
+        fixture = await makeFixture();
+        baselines.clear();
+      }
+    });
+    expect(tally.inputs).toBe(RUNS);
+    expect(tally.serverErrors).toBe(0);
+  });
+});

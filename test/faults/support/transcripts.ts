@@ -1,0 +1,111 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect } from "vitest";
+import type { RunEvent } from "../../../src/protocol/index.ts";
+import { NODE, tempDir } from "../../bridge/harness/bridge.ts";
+import type { ReconnectingViewer } from "./viewer.ts";
+
+const AGENT = path.join(import.meta.dirname, "../fixtures/stream-agent.mjs");
+
+export interface AgentSegment {
+  lines: number;
+  everyMs: number;
+  gate?: string;
+}
+
+/** The fault suites' agent (fixtures/stream-agent.mjs) and the files where it records itself. */
+export interface StreamAgent {
+  command: string[];
+  /** Every line the agent printed, in order. */
+  record: string;
+  /** Every stdin line the agent received, in order. */
+  received: string;
+}
+
+export function streamAgent(config: {
+  segments: AgentSegment[];
+  approvalsAt?: number[];
+  /** Stdin lines to wait for before exiting, and how long to go on listening after the last. */
+  expectStdin?: number;
+  graceMs?: number;
+}): StreamAgent {
+  const dir = tempDir("fault-agent-");
+  const record = path.join(dir, "printed.ndjson");
+  const received = path.join(dir, "received.ndjson");
+  fs.writeFileSync(record, "");
+  fs.writeFileSync(received, "");
+  const file = path.join(dir, "config.json");
+  fs.writeFileSync(file, JSON.stringify({ ...config, record, received }));
+  return { command: [NODE, AGENT, file], record, received };
+}
+
+function lines(file: string): string[] {
+  const text = fs.readFileSync(file, "utf8");
+  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
+}
+
+export type TranscriptEvent = { sourceSeq: number | undefined; type: string; data: unknown };
+
+/**
+ * What the agent printed, as the events the ndjson adapter must make of it: a JSON object with a
+ * string `type` is an event of that type with the other fields as data; any other line is text.
+ * Written here independently of the adapter, so the comparison checks it too.
+ */
+export function printedTranscript(agent: StreamAgent): TranscriptEvent[] {
+  return lines(agent.record).map((line, i) => {
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(line);
+    } catch {}
+    if (parsed && typeof parsed === "object" && typeof (parsed as { type?: unknown }).type === "string") {
+      const { type, ...data } = parsed as { type: string };
+      return { sourceSeq: i + 1, type, data };
+    }
+    return { sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: line } };
+  });
+}
+
+/** The stdin lines the agent received, parsed. */
+export function receivedByAgent(agent: StreamAgent): Array<{ type: string; commandId: string; [k: string]: unknown }> {
+  return lines(agent.received).map((line) => JSON.parse(line));
+}
+
+export function runnerTranscript(events: RunEvent[]): TranscriptEvent[] {
+  return events
+    .filter((e) => e.source === "runner")
+    .map((e) => ({ sourceSeq: e.sourceSeq, type: e.type, data: e.data }));
+}
+
+/** seq runs 1..n with no gap and no repeat. */
+export function expectGapless(events: RunEvent[], what = "the stored log"): void {
+  const bad = events.findIndex((e, i) => e.seq !== i + 1);
+  expect(bad, `${what}: seq ${events[bad]?.seq} at position ${bad + 1}`).toBe(-1);
+}
+
+/**
+ * Claims only ever move the epoch forward by one, each from the epoch before it, and every event
+ * carries the epoch current when it was stored.
+ */
+export function expectEpochChain(events: RunEvent[]): void {
+  let epoch = 0;
+  for (const event of events) {
+    if (event.type === "run.claimed") {
+      const data = event.data as { epoch: number; previousEpoch: number };
+      expect({ seq: event.seq, epoch: data.epoch, previousEpoch: data.previousEpoch }).toEqual({
+        seq: event.seq,
+        epoch: epoch + 1,
+        previousEpoch: epoch,
+      });
+      epoch = data.epoch;
+    }
+    expect(event.epoch, `epoch of event seq ${event.seq} (${event.type})`).toBe(epoch);
+  }
+}
+
+/** A viewer saw exactly the stored log: every event once, in order, and the run's end. */
+export function expectViewerSawLog(viewer: ReconnectingViewer, log: RunEvent[], status: string): void {
+  expect(viewer.anomalies, `viewer ${viewer.name}: duplicates, gaps or error frames`).toEqual([]);
+  expect(viewer.received.length, `viewer ${viewer.name}: events received`).toBe(log.length);
+  expect(viewer.received, `viewer ${viewer.name}: transcript`).toEqual(log);
+  expect(viewer.ended).toBe(status);
+}
