@@ -4,7 +4,7 @@ import { MAX_FRAME_BYTES } from "../../../src/protocol/index.ts";
 import { call, KEY_A, KEY_B } from "../../edge/helpers.ts";
 import { applyCredential, carrier, credential, resolveCredential, wellFormed } from "./credentials.ts";
 import { type Fixture, makeFixture, resolveIds } from "./fixture.ts";
-import { anyJson, bodyText, nastyNumber, nastyString, queryValue } from "./nasty.ts";
+import { anyJson, bodyText, craftedCursor, nastyNumber, nastyString, queryValue } from "./nasty.ts";
 import { expectUnchanged, FuzzTally, fuzz, fuzzSeed, judgeResponse, storedRun } from "./oracle.ts";
 
 // Fuzzing the HTTP API in the Workers runtime: generated requests to every run route and beyond,
@@ -124,7 +124,10 @@ const payload: fc.Arbitrary<Payload> = fc.oneof(
 const request = fc.record({
   route,
   query: fc.array(
-    fc.tuple(fc.constantFrom("after", "limit", "status", "cursor", "offset", "live", "token", "x"), queryValue),
+    fc.oneof(
+      fc.tuple(fc.constantFrom("after", "limit", "status", "cursor", "offset", "live", "token", "x"), queryValue),
+      fc.tuple(fc.constant("cursor"), craftedCursor),
+    ),
     { maxLength: 3 },
   ),
   credential,

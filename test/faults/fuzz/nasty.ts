@@ -88,6 +88,14 @@ export const queryValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom("", "01", "0x10", " 1", "1 ", "+1", "1_000", "NaN", "Infinity", "-1", "500", "501", "now", "-1"),
 );
 
+/** A list cursor as the API writes one (base64 of JSON), with hostile values inside. */
+export const craftedCursor: fc.Arbitrary<string> = fc
+  .tuple(fc.oneof(numberText, fc.constantFrom('"1"', "null", "[]", "{}")), fc.oneof(nastyString.map((s) => JSON.stringify(s)), numberText))
+  .map(([createdAt, runId]) => {
+    const bytes = new TextEncoder().encode(`{"createdAt":${createdAt},"runId":${runId}}`);
+    return btoa(String.fromCharCode(...bytes)).replaceAll("=", "");
+  });
+
 export const scalar: fc.Arbitrary<unknown> = fc.oneof(nastyNumber, nastyString, fc.boolean(), fc.constant(null));
 
 /** Any JSON value, with nasty scalars and nasty keys. */
