@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
-import { allEvents, call, createRun, getRun, json, KEY_B } from "./helpers.ts";
+import { allEvents, call, type CreatedRun, createRun, getRun, json, KEY_B } from "./helpers.ts";
+import { agentEvent, claim, watch } from "./sockets.ts";
 
 /** Every route of a run that an API key may call, as [method, path suffix, body]. */
 const RUN_ROUTES: Array<[string, string, unknown]> = [
@@ -82,4 +83,139 @@ describe("run tokens stay in their run and role", () => {
       expect(await allEvents(run.id)).toEqual(before);
     },
   );
+});
+
+/** A run with something to lose: claimed, two events stored, an approval (`req-1`) pending. */
+async function liveRun(): Promise<CreatedRun> {
+  const created = await createRun();
+  const { runner, epoch } = await claim(created.run.id, created.runnerToken);
+  const approval = { sourceSeq: 2, type: "approval.requested", data: { requestId: "req-1" } };
+  runner.send({ type: "events", epoch, events: [agentEvent(1), approval] });
+  await runner.next("ack");
+  return created;
+}
+
+async function stored(runId: string) {
+  return { run: await getRun(runId), events: await allEvents(runId) };
+}
+
+/** A token for `runId` signed with the right secret, `overrides` applied to its claims. */
+function token(runId: string, overrides: Partial<Parameters<typeof signToken>[1]>): Promise<string> {
+  const claims = { tenant: "tenant-a", runId, role: "viewer" as const, interact: true, exp: Date.now() + 60_000 };
+  return signToken(env.TOKEN_SECRET, { ...claims, ...overrides });
+}
+
+/** Every run route with the method it takes and a body it would accept from a permitted caller. */
+const EVERY_ROUTE: Array<[string, string, unknown]> = [
+  ...RUN_ROUTES,
+  ["GET", "/runner", undefined],
+  ["GET", "/watch", undefined],
+];
+
+describe("tokens refused wherever they do not belong", () => {
+  it.each(EVERY_ROUTE)(
+    "a runner token of run X on %s /v1/runs/Y%s is 403 and stores nothing",
+    async (method, suffix, body) => {
+      const x = await createRun();
+      const y = await liveRun();
+      const before = await stored(y.run.id);
+      const upgrade = suffix === "/runner" || suffix === "/watch" ? { upgrade: "websocket" } : undefined;
+      const response = await call(`/v1/runs/${y.run.id}${suffix}`, {
+        method,
+        key: x.runnerToken,
+        ...(upgrade ? { headers: upgrade } : {}),
+        ...(body === undefined ? {} : { json: body }),
+      });
+      expect(response.webSocket ?? null).toBeNull();
+      expect(response.status).toBe(403);
+      if (method !== "HEAD") expect(((await response.json()) as any).error.code).toBe("forbidden");
+      expect(await stored(y.run.id)).toEqual(before);
+    },
+  );
+
+  it.each([...RUN_ROUTES, ["GET", "/watch", undefined] as [string, string, unknown]])(
+    "a runner token on its own run's %s /v1/runs/:id%s is 403 and stores nothing",
+    async (method, suffix, body) => {
+      const run = await liveRun();
+      const before = await stored(run.run.id);
+      const response = await call(`/v1/runs/${run.run.id}${suffix}`, {
+        method,
+        key: run.runnerToken,
+        ...(suffix === "/watch" ? { headers: { upgrade: "websocket" } } : {}),
+        ...(body === undefined ? {} : { json: body }),
+      });
+      expect(response.status).toBe(403);
+      if (method !== "HEAD") expect(((await response.json()) as any).error.code).toBe("forbidden");
+      expect(await stored(run.run.id)).toEqual(before);
+    },
+  );
+
+  it("a runner token on the tenant's routes (create, list) is 403 and creates nothing", async () => {
+    const { runnerToken } = await liveRun();
+    const runId = `by-runner-${crypto.randomUUID()}`;
+    const created = await call("/v1/runs", { method: "POST", key: runnerToken, json: { runId } });
+    expect((await json(created, 403)).error.code).toBe("forbidden");
+    expect((await json(await call("/v1/runs", { key: runnerToken }), 403)).error.code).toBe("forbidden");
+    expect((await json(await call(`/v1/runs/${runId}`), 404)).error.code).toBe("not_found");
+  });
+
+  it.each(EVERY_ROUTE)(
+    "an expired interacting viewer token on %s /v1/runs/:id%s is 401 and stores nothing",
+    async (method, suffix, body) => {
+      const run = await liveRun();
+      const expired = await token(run.run.id, { exp: Date.now() - 1 });
+      const before = await stored(run.run.id);
+      const response = await call(`/v1/runs/${run.run.id}${suffix}`, {
+        method,
+        key: expired,
+        ...(suffix === "/runner" || suffix === "/watch" ? { headers: { upgrade: "websocket" } } : {}),
+        ...(body === undefined ? {} : { json: body }),
+      });
+      expect(response.status).toBe(401);
+      if (method !== "HEAD")
+        expect(((await response.json()) as any).error).toEqual({ code: "unauthorized", message: "token expired" });
+      expect(await stored(run.run.id)).toEqual(before);
+    },
+  );
+
+  it("an expired runner token cannot look at or attach to its run", async () => {
+    const run = await liveRun();
+    const expired = await token(run.run.id, { role: "runner", interact: false, exp: Date.now() - 1 });
+    const before = await stored(run.run.id);
+    expect((await json(await call(`/v1/runs/${run.run.id}/runner`, { key: expired }), 401)).error.code).toBe(
+      "unauthorized",
+    );
+    const upgrade = await call(`/v1/runs/${run.run.id}/runner?token=${expired}`, {
+      key: null,
+      headers: { upgrade: "websocket" },
+    });
+    expect(upgrade.webSocket).toBeNull();
+    expect(upgrade.status).toBe(401);
+    expect(await stored(run.run.id)).toEqual(before);
+  });
+
+  it("a viewer token without interact sends commands and approvals over its socket: each refused, nothing stored", async () => {
+    const run = await liveRun();
+    const viewer = await watch(run.run.id, run.viewerToken);
+    await viewer.next("events"); // the replay
+    await viewer.next("status");
+    const before = await stored(run.run.id);
+    const frames = [
+      { type: "command", command: { commandId: "v-1", type: "input", text: "let me in" } },
+      { type: "command", command: { commandId: "v-2", type: "interrupt" } },
+      { type: "command", command: { commandId: "v-3", type: "cancel" } },
+      { type: "approval", requestId: "req-1", approval: { decision: "approve" } },
+      { type: "approval", requestId: "req-1", approval: { decision: "deny", reason: "no" } },
+    ];
+    for (const frame of frames) {
+      viewer.send(frame);
+      expect(await viewer.next("error")).toEqual({
+        type: "error",
+        code: "forbidden",
+        message: "this viewer token cannot send commands",
+      });
+    }
+    expect(viewer.frames.filter((f) => f.type !== "error")).toEqual([]);
+    expect(await stored(run.run.id)).toEqual(before);
+  });
 });
