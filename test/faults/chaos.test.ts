@@ -56,7 +56,7 @@ describe("connections cut at random every 50–500 ms", () => {
       });
       proxy = await startProxy(t.edge.port);
       const { run, viewerToken, bridge } = await t.startRun({ edgeUrl: proxy.url, agent: agent.command });
-      chaos = startChaos(proxy, random);
+      chaos = startChaos(proxy, random, { minMs: 50, maxMs: 500, probability: 0.75 });
       for (let i = 1; i <= VIEWERS; i++) {
         viewers.push(new ReconnectingViewer({ base: proxy.url, runId: run.id, token: viewerToken, name: `v${i}` }));
       }

@@ -5,6 +5,7 @@ import { type CutProxy, startProxy } from "../bridge/harness/proxy.ts";
 import { waitFor } from "../support/wait.ts";
 import { type Chaos, startChaos } from "./support/chaos.ts";
 import { reportFigures } from "./support/figures.ts";
+import { Operator } from "./support/operator.ts";
 import { ServerFrameTap } from "./support/frame-tap.ts";
 import { faultRandom, replayable } from "./support/seed.ts";
 import {
@@ -12,6 +13,7 @@ import {
   expectGapless,
   expectViewerSawLog,
   printedTranscript,
+  receivedByAgent,
   runnerTranscript,
   streamAgent,
 } from "./support/transcripts.ts";
@@ -19,6 +21,8 @@ import { ReconnectingViewer } from "./support/viewer.ts";
 
 // Every kind of fault in one run, in a seeded random order: the bridge killed with kill -9 and a
 // successor attached, the edge killed with kill -9 and restarted, and bursts of connection cuts.
+// Just before each fault an operator sends the agent an input, so each fault may catch a command
+// in flight: delivered and not yet acked, or acked and not yet written.
 
 const FILE = "test/faults/combined.test.ts";
 const KINDS = ["bridge kill -9", "edge kill -9", "connection cuts"] as const;
@@ -39,7 +43,7 @@ afterEach(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("bridge kills, edge crashes and connection cuts in one run", () => {
-  it("in a seeded random order, the run succeeds with the exact transcript and every viewer sees each event once", async () => {
+  it("in a seeded random order, the run succeeds with the exact transcript, every viewer sees each event once, every input reaches the agent once", async () => {
     const random = faultRandom("combined faults");
     await replayable(random, FILE, async () => {
       // Each kind at least once, plus two more of any kind, shuffled.
@@ -52,6 +56,8 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
       const gates = sizes.map((_, i) => (i === 0 ? null : marker(`segment-${i}`)));
       const agent = streamAgent({
         segments: sizes.map((lines, i) => ({ lines, everyMs: 4, ...(gates[i] ? { gate: gates[i] } : {}) })),
+        expectStdin: faults.length,
+        graceMs: 500,
       });
       let acked = 0;
       const tap = new ServerFrameTap((text) => {
@@ -64,6 +70,8 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
         viewers.push(new ReconnectingViewer({ base: proxy.url, runId: run.id, token: viewerToken, name }).start());
       }
 
+      const operator = new Operator(proxy.url);
+      const inputs: Array<{ commandId: string; text: string }> = [];
       let bridge: BridgeProcess = started.bridge;
       const bridges = [bridge];
       let cuts = 0;
@@ -78,6 +86,9 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
           60_000,
           2,
         );
+        const input = { commandId: `input-${i + 1}`, text: `before the ${fault}` };
+        await operator.expectAccepted("POST", `/v1/runs/${run.id}/commands`, { ...input, type: "input" });
+        inputs.push(input);
         if (fault === "bridge kill -9") {
           await bridge.kill9();
           bridge = t.bridge(attachArgs({ edge: proxy.url, runId: run.id, token: runnerToken, dir }));
@@ -96,7 +107,13 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
       }
 
       touch(gates[faults.length] as string);
-      const code = await bridge.waitExit(90_000);
+      const code = await bridge.waitExit(90_000).catch(async (error: Error) => {
+        const commands = (await t.api.events(run.id)).filter(
+          (e) => e.type.startsWith("command.") || e.type === "run.claimed",
+        );
+        error.message += `\nthe bridge's stderr: ${bridge.stderr().slice(-1500)}\nthe agent received: ${JSON.stringify(receivedByAgent(agent))}\ncommands and claims in the log: ${JSON.stringify(commands.map((e) => [e.seq, e.type, e.data]))}`;
+        throw error;
+      });
       expect(code, `the last bridge's exit status; its stderr: ${bridge.stderr().slice(-800)}`).toBe(0);
       for (const viewer of viewers) await viewer.finished();
 
@@ -110,12 +127,17 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
         log.filter((e) => e.type === "run.claimed").map((e) => (e.data as { runnerId: string }).runnerId),
       );
       expect(runnerIds.size, "each bridge process claimed under its own runnerId").toBe(bridges.length);
+      const received = receivedByAgent(agent);
+      expect(received.map(({ type, commandId, text }) => ({ type, commandId, text }))).toEqual(
+        inputs.map((input) => ({ type: "input", ...input })),
+      );
 
       reportFigures("combined faults", random.seed, {
         "fault order": faults.join(" → "),
         "bridges killed": bridges.length - 1,
         "edge crashes": faults.filter((f) => f === "edge kill -9").length,
         "connections cut": cuts,
+        "inputs delivered once": inputs.length,
         "runner events": printedTranscript(agent).length,
         "viewer connections": viewers.map((v) => v.connections).join("/"),
       });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_FRAME_BYTES } from "../../../src/protocol/index.ts";
+import { MAX_FRAME_BYTES, RUN_ID_PATTERN } from "../../../src/protocol/index.ts";
 import { call, KEY_A, KEY_B } from "../../edge/helpers.ts";
 import { applyCredential, carrier, credential, resolveCredential, wellFormed } from "./credentials.ts";
 import { type Fixture, makeFixture, resolveIds } from "./fixture.ts";
@@ -196,6 +196,20 @@ function describeRequest(r: FuzzedRequest): string {
   return `${r.route.method} ${r.route.path} query=${JSON.stringify(r.query)} credential=${r.credential} via ${r.carrier} body=${body}`;
 }
 
+/** A refused `POST /v1/runs` that named a new run id did not create it. */
+async function expectNotCreated(r: FuzzedRequest, what: string): Promise<void> {
+  if (r.route.method !== "POST" || r.route.path !== "/v1/runs" || r.payload.kind !== "route") return;
+  let runId: unknown;
+  try {
+    runId = (JSON.parse(r.route.text) as { runId?: unknown } | null)?.runId;
+  } catch {
+    return;
+  }
+  if (typeof runId !== "string" || !RUN_ID_PATTERN.test(runId)) return;
+  const status = (await call(`/v1/runs/${runId}`, { key: KEY_A })).status;
+  if (status !== 404) throw new Error(`${what}: refused, yet run ${runId} answers ${status}`);
+}
+
 /** The last stored state seen of each run, to compare with after the next input. */
 const baselines = new Map<string, Awaited<ReturnType<typeof storedRun>>>();
 
@@ -209,6 +223,7 @@ describe("fuzzing the HTTP API", () => {
       tally.inputs++;
       const after = refused ? await expectUnchanged(runId, before, what, key) : await storedRun(runId, key);
       baselines.set(runId, after);
+      if (refused) await expectNotCreated(r, what);
       // A fresh fixture every so often, and once an accepted request moved this one on: it may
       // have been decided, cancelled or purged, and a delivered cancel arms a 30 s alarm.
       const moved = runId === fixture.runId && (after.record as { status?: string }).status !== "waiting";

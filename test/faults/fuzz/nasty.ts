@@ -90,7 +90,13 @@ export const queryValue: fc.Arbitrary<string> = fc.oneof(
 
 /** A list cursor as the API writes one (base64 of JSON), with hostile values inside. */
 export const craftedCursor: fc.Arbitrary<string> = fc
-  .tuple(fc.oneof(numberText, fc.constantFrom('"1"', "null", "[]", "{}")), fc.oneof(nastyString.map((s) => JSON.stringify(s)), numberText))
+  .tuple(
+    fc.oneof(numberText, fc.constantFrom('"1"', "null", "[]", "{}")),
+    fc.oneof(
+      nastyString.map((s) => JSON.stringify(s)),
+      numberText,
+    ),
+  )
   .map(([createdAt, runId]) => {
     const bytes = new TextEncoder().encode(`{"createdAt":${createdAt},"runId":${runId}}`);
     return btoa(String.fromCharCode(...bytes)).replaceAll("=", "");
