@@ -46,22 +46,37 @@ function lines(file: string): string[] {
 
 export type TranscriptEvent = { sourceSeq: number | undefined; type: string; data: unknown };
 
+/** Typed lines the ndjson adapter passes through as they are (the fixture prints no AG-UI type). */
+const PASSED_THROUGH = new Set(["approval.requested", "agent.session"]);
+
 /**
- * What the agent printed, as the events the ndjson adapter must make of it: a JSON object with a
- * string `type` is an event of that type with the other fields as data; any other line is text.
- * Written here independently of the adapter, so the comparison checks it too.
+ * What the agent printed, as the events the ndjson adapter must make of it (docs/ADAPTERS.md): a
+ * JSON object with a string `type` is passed through or becomes CUSTOM `{name: type, value: the
+ * other fields}`; any other line is a TEXT_MESSAGE_CHUNK of the assistant message its run of text
+ * lines forms, named after that run's first line. Written here from the documented rules, not
+ * with the adapter's code, so the comparison checks the adapter too.
  */
 export function printedTranscript(agent: StreamAgent): TranscriptEvent[] {
-  return lines(agent.record).map((line, i) => {
+  let textSince = 0;
+  return lines(agent.record).map((line, i): TranscriptEvent => {
+    const sourceSeq = i + 1;
     let parsed: unknown = null;
     try {
       parsed = JSON.parse(line);
     } catch {}
-    if (parsed && typeof parsed === "object" && typeof (parsed as { type?: unknown }).type === "string") {
-      const { type, ...data } = parsed as { type: string };
-      return { sourceSeq: i + 1, type, data };
+    const type = (parsed as { type?: unknown } | null)?.type;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && typeof type === "string" && type !== "") {
+      textSince = 0;
+      const { type: _type, ...data } = parsed as { type: string };
+      if (PASSED_THROUGH.has(type)) return { sourceSeq, type, data };
+      return { sourceSeq, type: "CUSTOM", data: { name: type, value: data } };
     }
-    return { sourceSeq: i + 1, type: "TEXT_MESSAGE_CONTENT", data: { delta: line } };
+    if (textSince === 0) textSince = sourceSeq;
+    return {
+      sourceSeq,
+      type: "TEXT_MESSAGE_CHUNK",
+      data: { messageId: `line-${textSince}`, role: "assistant", delta: `${line}\n` },
+    };
   });
 }
 
