@@ -20,6 +20,8 @@ export class ReconnectingViewer {
   private readonly url: string;
   private socket: WebSocket | null = null;
   private stopped = false;
+  /** Attempts in a row that never opened: the backoff grows with them, up to a second. */
+  private failures = 0;
 
   constructor(options: { base: string; runId: string; token: string; name: string }) {
     this.name = options.name;
@@ -55,6 +57,7 @@ export class ReconnectingViewer {
     const ws = new WebSocket(`${this.url}&after=${this.lastSeq}`);
     this.socket = ws;
     let over = false;
+    let opened = false;
     // Node's WebSocket may report a failed attempt with `error` alone, so either event ends it.
     const reconnect = () => {
       if (over) return;
@@ -62,8 +65,11 @@ export class ReconnectingViewer {
       try {
         ws.close();
       } catch {}
-      if (!this.stopped && this.ended === null) setTimeout(() => this.connect(), 25 + Math.random() * 75);
+      this.failures = opened ? 0 : this.failures + 1;
+      const delay = 25 + Math.random() * Math.min(1000, 50 * 2 ** this.failures);
+      if (!this.stopped && this.ended === null) setTimeout(() => this.connect(), delay);
     };
+    ws.addEventListener("open", () => (opened = true));
     ws.addEventListener("message", (message) => this.onFrame(ws, JSON.parse(String(message.data))));
     ws.addEventListener("close", reconnect);
     ws.addEventListener("error", reconnect);
