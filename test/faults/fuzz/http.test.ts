@@ -92,15 +92,32 @@ const route = fc
       { weight: 12, arbitrary: fc.constant(null) },
       {
         weight: 1,
-        arbitrary: fc.constantFrom("/", "/v1", "/v2/runs", "//v1/runs", "/v1/RUNS", "/v1/runs/x/../../runs"),
+        arbitrary: fc
+          .constantFrom("/", "/v1", "/v2/runs", "//v1/runs", "/v1/RUNS", "/v1/runs/x/../../runs", "/openapi.json")
+          .map((path) => ({ path })),
       },
-      { weight: 1, arbitrary: fc.constantFrom("/events/extra", "/nope", "/approvals", "/tokens/x") },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(
+            "/docs",
+            "/docs/../../wrangler.toml",
+            "/docs/%2e%2e/x",
+            "/schemas/RunnerFrame.json",
+            "/schemas/nope",
+          )
+          .map((path) => ({ path })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom("/events/extra", "/nope", "/approvals", "/tokens/x").map((suffix) => ({ suffix })),
+      },
     ),
   )
   .chain(([[method, suffix, bodyKind], otherMethod, id, junk, odd]) => {
     let path = `/v1/runs${suffix.replace("{id}", id).replace("{junk}", encodeURIComponent(wellFormed(junk)))}`;
-    if (odd?.startsWith("/v")) path = odd;
-    else if (odd) path = `/v1/runs/${id}${odd}`;
+    if (odd && "path" in odd) path = odd.path;
+    else if (odd) path = `/v1/runs/${id}${odd.suffix}`;
     return BODIES[bodyKind].map((text) => ({ method: otherMethod ?? method, path, text }));
   });
 
