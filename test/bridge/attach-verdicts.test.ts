@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
 import { attachArgs } from "./harness/bridge.ts";
-import { devTokenSecret } from "./harness/api.ts";
+import { devTokenSecret } from "../support/api.ts";
 import { useEdge } from "./harness/context.ts";
 import { waitFor } from "../support/wait.ts";
 

@@ -2,11 +2,11 @@ import fs from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { marker, touch, useEdge } from "./harness/context.ts";
 import { textLine } from "./harness/ndjson-events.ts";
-import { type CutProxy, startProxy } from "./harness/proxy.ts";
+import { startProxy, type TestProxy } from "../support/proxy.ts";
 import { waitFor } from "../support/wait.ts";
 
 const t = useEdge();
-let proxy: CutProxy | null = null;
+let proxy: TestProxy | null = null;
 afterEach(async () => {
   await proxy?.close();
   proxy = null;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { expectExit, lines, ndjson, startCli } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
-import { startFreezingProxy } from "./harness/proxy.ts";
+import { startProxy } from "../support/proxy.ts";
 import type { TestRunner } from "./harness/runner.ts";
 import { afterApproval, beforeApproval, expectedTranscript, maskTimes, render } from "./harness/session.ts";
 
@@ -133,7 +133,7 @@ describe("watch", () => {
 
   test("a socket that goes silent while the log moves on is noticed (--check-ms) and replaced, nothing lost", async () => {
     const { run, runner } = await edge.claimedRun({ runId: "w-silent" });
-    const proxy = await startFreezingProxy(Number(new URL(edge.url).port));
+    const proxy = await startProxy(Number(new URL(edge.url).port), { keepCompression: true });
     try {
       const json = startCli(proxy.url, ["watch", run.id, "--json", "--check-ms", "300"]);
       await json.waitForStdout("the claim", (out) => out.includes("run.claimed"));

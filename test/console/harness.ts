@@ -1,66 +1,20 @@
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
-import type { RunEvent, RunRecord } from "../../src/protocol/index.ts";
+import { ALPHA, Api, BETA, type CreatedRun } from "../support/api.ts";
 import { TestRunner } from "../support/runner-client.ts";
 import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
 import { type ConsoleBrowser, closePages, launchBrowser } from "./browser.ts";
 
-export const ALPHA = "dev-key-alpha";
-export const BETA = "dev-key-beta";
-
-export interface Created {
-  run: RunRecord;
-  runnerToken: string;
-  viewerToken: string;
-}
+export { ALPHA, BETA };
 
 /** The HTTP API as one tenant's operator calls it from the test. */
-export class TenantApi {
-  readonly base: () => string;
-  readonly key: string;
-  constructor(base: () => string, key: string) {
-    this.base = base;
-    this.key = key;
-  }
-
-  async call<T = any>(
-    method: string,
-    route: string,
-    body?: unknown,
-    credential = this.key,
-  ): Promise<{ status: number; body: T }> {
-    const res = await fetch(this.base() + route, {
-      method,
-      headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-      body: body === undefined ? null : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-  }
-
-  async ok<T = any>(method: string, route: string, body?: unknown): Promise<T> {
-    const res = await this.call<T>(method, route, body);
-    if (res.status < 200 || res.status > 299)
-      throw new Error(`${method} ${route} → ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
-
+export class TenantApi extends Api {
   /** A run with a long lease, so a slow machine never stalls it by accident. */
-  create(runId: string, body: Record<string, unknown> = {}): Promise<Created> {
+  create(runId: string, body: Record<string, unknown> = {}): Promise<CreatedRun> {
     return this.ok("POST", "/v1/runs", { runId, timeouts: { heartbeatMs: 600_000 }, ...body });
   }
 
-  async events(runId: string): Promise<RunEvent[]> {
-    const all: RunEvent[] = [];
-    for (let after = 0; ; ) {
-      const page = await this.ok("GET", `/v1/runs/${runId}/events?after=${after}&limit=500`);
-      all.push(...page.events);
-      if (!page.hasMore) return all;
-      after = page.nextAfter;
-    }
-  }
-
-  async runner(created: Created): Promise<TestRunner> {
-    return TestRunner.connect(this.base(), created.run.id, created.runnerToken);
+  async runner(created: CreatedRun): Promise<TestRunner> {
+    return TestRunner.connect(this.base, created.run.id, created.runnerToken);
   }
 }
 

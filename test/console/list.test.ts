@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
-import { devTokenSecret } from "../bridge/harness/api.ts";
+import { devTokenSecret } from "../support/api.ts";
 import { waitFor } from "../support/wait.ts";
 import { PHONE, screenshot } from "./browser.ts";
 import { ALPHA, useConsole } from "./harness.ts";

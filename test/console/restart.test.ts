@@ -1,16 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestRunner } from "../support/runner-client.ts";
 import { waitFor } from "../support/wait.ts";
-import { type FrontDoor, startFrontDoor } from "./front-door.ts";
+import { startProxy, type TestProxy } from "../support/proxy.ts";
 import { ALPHA, useConsole } from "./harness.ts";
 import { conversation, renderedSeqs, showsLog } from "./transcript.ts";
 
 /** The server dies mid-run (kill -9) and comes back on its persisted state; the page carries on. */
-let door: FrontDoor;
+/**
+ * A front door before the server, standing in for the edge before a deployed worker: a restart
+ * behind it drops open connections, but a new one is held (not refused) until the server answers
+ * again. So the page sees its socket drop and must reconnect by itself, and the browser never logs
+ * a refused connection while the server is down.
+ */
+let door: TestProxy;
 const t = useConsole({ frontDoor: () => door.url });
 
 beforeAll(async () => {
-  door = await startFrontDoor(() => t.server.port);
+  door = await startProxy(() => t.server.port, { holdMs: 90_000, keepCompression: true });
 });
 afterAll(async () => {
   await door?.close();

@@ -161,7 +161,7 @@ describe("share links", () => {
     await expect(viewer.locator(".controls").textContent()).resolves.toContain("This link is read-only");
 
     const token = decodeURIComponent(link.split("#token=")[1] ?? "");
-    const refused = await t.alpha.call(
+    const refused = await t.alpha.request(
       "POST",
       "/v1/runs/steer-1/commands",
       { commandId: "x", type: "interrupt" },

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { useEdge } from "../bridge/harness/context.ts";
-import { type CutProxy, startProxy } from "../bridge/harness/proxy.ts";
-import { type Chaos, startChaos } from "./support/chaos.ts";
+import { sleep } from "./support/chaos.ts";
 import { reportFigures } from "./support/figures.ts";
 import { Operator } from "./support/operator.ts";
+import { useFaultScene } from "./support/scene.ts";
 import { faultRandom, replayable } from "./support/seed.ts";
 import {
   expectEpochChain,
@@ -15,7 +15,7 @@ import {
   runnerTranscript,
   streamAgent,
 } from "./support/transcripts.ts";
-import { ReconnectingViewer } from "./support/viewer.ts";
+import type { ReconnectingViewer } from "./support/viewer.ts";
 
 // A flapping network: every client of the edge — the bridge, three viewers and the operator's
 // HTTP requests — goes through a proxy that cuts connections at random every 50–500 ms.
@@ -27,18 +27,7 @@ const APPROVALS = 5;
 const VIEWERS = 3;
 
 const t = useEdge();
-let proxy: CutProxy | null = null;
-let chaos: Chaos | null = null;
-const viewers: ReconnectingViewer[] = [];
-afterEach(async () => {
-  await chaos?.stop();
-  chaos = null;
-  for (const viewer of viewers.splice(0)) viewer.stop();
-  await proxy?.close();
-  proxy = null;
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const scene = useFaultScene();
 
 describe("connections cut at random every 50–500 ms", () => {
   it(`a ${EVENTS}-event run: the log and every viewer's transcript are exact, each command and decision reaches the agent once`, async () => {
@@ -54,11 +43,12 @@ describe("connections cut at random every 50–500 ms", () => {
         expectStdin: INPUTS + APPROVALS,
         graceMs: 500,
       });
-      proxy = await startProxy(t.edge.port);
+      const proxy = await scene.proxy(t.edge.port);
       const { run, viewerToken, bridge } = await t.startRun({ edgeUrl: proxy.url, agent: agent.command });
-      chaos = startChaos(proxy, random, { minMs: 50, maxMs: 500, probability: 0.75 });
+      const chaos = scene.chaos(proxy, random, { minMs: 50, maxMs: 500, probability: 0.75 });
+      const viewers: ReconnectingViewer[] = [];
       for (let i = 1; i <= VIEWERS; i++) {
-        viewers.push(new ReconnectingViewer({ base: proxy.url, runId: run.id, token: viewerToken, name: `v${i}` }));
+        viewers.push(scene.viewer({ base: proxy.url, runId: run.id, token: viewerToken, name: `v${i}` }));
       }
       const [first, ...others] = viewers as [ReconnectingViewer, ...ReconnectingViewer[]];
       first.start();

@@ -1,12 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { attachArgs, type BridgeProcess } from "../bridge/harness/bridge.ts";
 import { marker, touch, useEdge } from "../bridge/harness/context.ts";
-import { type CutProxy, startProxy } from "../bridge/harness/proxy.ts";
 import { waitFor } from "../support/wait.ts";
-import { type Chaos, startChaos } from "./support/chaos.ts";
+import { sleep } from "./support/chaos.ts";
 import { reportFigures } from "./support/figures.ts";
 import { Operator } from "./support/operator.ts";
-import { ServerFrameTap } from "./support/frame-tap.ts";
+import { AckWatch } from "./support/frame-tap.ts";
+import { useFaultScene } from "./support/scene.ts";
 import { faultRandom, replayable } from "./support/seed.ts";
 import {
   expectEpochChain,
@@ -17,7 +17,7 @@ import {
   runnerTranscript,
   streamAgent,
 } from "./support/transcripts.ts";
-import { ReconnectingViewer } from "./support/viewer.ts";
+import type { ReconnectingViewer } from "./support/viewer.ts";
 
 // Every kind of fault in one run, in a seeded random order: the bridge killed with kill -9 and a
 // successor attached, the edge killed with kill -9 and restarted, and bursts of connection cuts.
@@ -29,18 +29,7 @@ const KINDS = ["bridge kill -9", "edge kill -9", "connection cuts"] as const;
 type Fault = (typeof KINDS)[number];
 
 const t = useEdge();
-let proxy: CutProxy | null = null;
-let chaos: Chaos | null = null;
-const viewers: ReconnectingViewer[] = [];
-afterEach(async () => {
-  await chaos?.stop();
-  chaos = null;
-  for (const viewer of viewers.splice(0)) viewer.stop();
-  await proxy?.close();
-  proxy = null;
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const scene = useFaultScene();
 
 describe("bridge kills, edge crashes and connection cuts in one run", () => {
   it("in a seeded random order, the run succeeds with the exact transcript, every viewer sees each event once, every input reaches the agent once", async () => {
@@ -59,15 +48,13 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
         expectStdin: faults.length,
         graceMs: 500,
       });
-      let acked = 0;
-      const tap = new ServerFrameTap((text) => {
-        if (text.startsWith('{"type":"ack"')) acked = Math.max(acked, JSON.parse(text).highestSourceSeq);
-      });
-      proxy = await startProxy(t.edge.port, { onServerData: (connection, chunk) => tap.feed(connection, chunk) });
+      const acks = new AckWatch();
+      const proxy = await scene.proxy(t.edge.port, { onServerData: acks.feed });
       const started = await t.startRun({ edgeUrl: proxy.url, agent: agent.command });
       const { run, viewerToken, runnerToken, dir } = started;
+      const viewers: ReconnectingViewer[] = [];
       for (const name of ["v1", "v2"]) {
-        viewers.push(new ReconnectingViewer({ base: proxy.url, runId: run.id, token: viewerToken, name }).start());
+        viewers.push(scene.viewer({ base: proxy.url, runId: run.id, token: viewerToken, name }).start());
       }
 
       const operator = new Operator(proxy.url);
@@ -82,7 +69,7 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
         const point = base + random.int(1, size - 10);
         await waitFor(
           `the edge to acknowledge sourceSeq ${point} (before fault ${i + 1}: ${fault})`,
-          () => acked >= point,
+          () => acks.highest >= point,
           60_000,
           2,
         );
@@ -97,11 +84,10 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
           await t.edge.crash();
           await t.edge.restart();
         } else {
-          chaos = startChaos(proxy, random);
+          const chaos = scene.chaos(proxy, random);
           await sleep(random.int(800, 2000));
           await chaos.stop();
           cuts += chaos.cuts;
-          chaos = null;
         }
         base += size;
       }

@@ -1,12 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunEvent, RunRecord } from "../../src/protocol/index.ts";
-import type { Api } from "../bridge/harness/api.ts";
+import type { Api } from "../support/api.ts";
 import { marker, touch, useEdge } from "../bridge/harness/context.ts";
-import { type CutProxy, startProxy } from "../bridge/harness/proxy.ts";
 import { waitFor } from "../support/wait.ts";
 import { reportFigures } from "./support/figures.ts";
-import { ServerFrameTap } from "./support/frame-tap.ts";
+import { AckWatch } from "./support/frame-tap.ts";
 import { RawRunner } from "./support/raw-runner.ts";
+import { useFaultScene } from "./support/scene.ts";
 import { faultRandom, replayable } from "./support/seed.ts";
 import {
   expectEpochChain,
@@ -16,7 +16,6 @@ import {
   runnerTranscript,
   streamAgent,
 } from "./support/transcripts.ts";
-import { ReconnectingViewer } from "./support/viewer.ts";
 
 // The edge itself dies: kill -9 of the whole wrangler/workerd process group, then a restart on the
 // same port and the same persisted state, while a real runner-bridge streams and a viewer watches.
@@ -24,15 +23,7 @@ import { ReconnectingViewer } from "./support/viewer.ts";
 const FILE = "test/faults/crash-restart.test.ts";
 const CRASHES = 5;
 const t = useEdge();
-let proxy: CutProxy | null = null;
-const viewers: ReconnectingViewer[] = [];
-const runners: RawRunner[] = [];
-afterEach(async () => {
-  for (const viewer of viewers.splice(0)) viewer.stop();
-  for (const runner of runners.splice(0)) runner.close();
-  await proxy?.close();
-  proxy = null;
-});
+const scene = useFaultScene();
 
 async function snapshot(api: Api, runId: string): Promise<{ log: RunEvent[]; run: RunRecord }> {
   return { log: await api.events(runId), run: await api.getRun(runId) };
@@ -49,14 +40,10 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
         segments: sizes.map((lines, i) => ({ lines, everyMs: 4, ...(gates[i] ? { gate: gates[i] } : {}) })),
       });
       // What the edge acknowledged, read off the wire between the bridge and the edge.
-      let acked = 0;
-      const tap = new ServerFrameTap((text) => {
-        if (text.startsWith('{"type":"ack"')) acked = Math.max(acked, JSON.parse(text).highestSourceSeq);
-      });
-      proxy = await startProxy(t.edge.port, { onServerData: (connection, chunk) => tap.feed(connection, chunk) });
+      const acks = new AckWatch();
+      const proxy = await scene.proxy(t.edge.port, { onServerData: acks.feed });
       const { run, viewerToken, bridge } = await t.startRun({ edgeUrl: proxy.url, agent: agent.command });
-      const viewer = new ReconnectingViewer({ base: t.edge.url, runId: run.id, token: viewerToken, name: "v1" });
-      viewers.push(viewer.start());
+      const viewer = scene.viewer({ base: t.edge.url, runId: run.id, token: viewerToken, name: "v1" }).start();
 
       let base = 0;
       const ackedAtCrash: number[] = [];
@@ -67,12 +54,12 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
         const point = base + random.int(1, size - 10);
         await waitFor(
           `the edge to acknowledge sourceSeq ${point} (crash point ${i + 1})`,
-          () => acked >= point,
+          () => acks.highest >= point,
           30_000,
           2,
         );
         const before = await snapshot(t.api, run.id);
-        const ackedBeforeCrash = acked;
+        const ackedBeforeCrash = acks.highest;
         await t.edge.crash();
         ackedAtCrash.push(ackedBeforeCrash);
         inFlight.push(printedTranscript(agent).length - ackedBeforeCrash);
@@ -132,10 +119,11 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
     const DEADLINE_MS = 4000;
     const claim = await t.api.createRun({ timeouts: { claimMs: DEADLINE_MS } });
     const lease = await t.api.createRun({ timeouts: { heartbeatMs: DEADLINE_MS, takeoverMs: 1000 } });
-    runners.push(await RawRunner.claim(t.edge.url, lease.run.id, lease.runnerToken, "lease-runner"));
+    scene.runner(await RawRunner.claim(t.edge.url, lease.run.id, lease.runnerToken, "lease-runner"));
     const approval = await t.api.createRun({ timeouts: { approvalMs: DEADLINE_MS } });
-    const asking = await RawRunner.claim(t.edge.url, approval.run.id, approval.runnerToken, "approval-runner");
-    runners.push(asking);
+    const asking = scene.runner(
+      await RawRunner.claim(t.edge.url, approval.run.id, approval.runnerToken, "approval-runner"),
+    );
     const request = { sourceSeq: 1, type: "approval.requested", data: { requestId: "deploy" } };
     asking.send({ type: "events", epoch: 1, events: [request] });
     await asking.next("ack");
@@ -186,8 +174,9 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
     expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(due.approval);
     expect((await t.api.getRun(approval.run.id)).pendingApprovals).toEqual([]);
     // The deny waits for the next runner, which gets it with its claim.
-    const successor = await RawRunner.claim(t.edge.url, approval.run.id, approval.runnerToken, "successor");
-    runners.push(successor);
+    const successor = scene.runner(
+      await RawRunner.claim(t.edge.url, approval.run.id, approval.runnerToken, "successor"),
+    );
     expect(successor.claimed.commands).toEqual([
       expect.objectContaining({ kind: "approval", requestId: "deploy", decision: "deny" }),
     ]);

@@ -1,6 +1,7 @@
 import { type JsonBatch, stream } from "@durable-streams/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
+import { Api } from "../support/api.ts";
 import { waitFor } from "../support/wait.ts";
 import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
 
@@ -9,7 +10,7 @@ import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
  * real `wrangler dev`, while a runner appends over its WebSocket.
  */
 let server: DevServer;
-const API_KEY = "Bearer dev-key-alpha";
+const api = new Api(() => server.url);
 
 beforeAll(async () => {
   server = await startWranglerDev();
@@ -17,20 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    ...init,
-    headers: { authorization: API_KEY, ...init.headers },
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} → ${response.status}: ${text}`);
-  return JSON.parse(text) as T;
-}
-
-async function storedLog(runId: string): Promise<RunEvent[]> {
-  return (await api<{ events: RunEvent[] }>(`/v1/runs/${runId}/events?limit=500`)).events;
-}
 
 /** A minimal runner over Node's WebSocket: every wait is bounded and names what it waited for. */
 async function connectRunner(runId: string, token: string) {
@@ -54,14 +41,7 @@ async function connectRunner(runId: string, token: string) {
 
 describe("a run's log as a Durable Streams stream", () => {
   it("the official client reading live over SSE from -1 receives exactly the stored log, resumes byte-exact, and sees the close", async () => {
-    const { run, runnerToken, viewerToken } = await api<{
-      run: { id: string };
-      runnerToken: string;
-      viewerToken: string;
-    }>("/v1/runs", {
-      method: "POST",
-      body: JSON.stringify({ input: { prompt: "stream me" } }),
-    });
+    const { run, runnerToken, viewerToken } = await api.createRun({ input: { prompt: "stream me" } });
     const url = `${server.url}/v1/runs/${run.id}/stream`;
     const headers = { Authorization: `Bearer ${viewerToken}` };
     const batches: JsonBatch<RunEvent>[] = [];
@@ -90,7 +70,7 @@ describe("a run's log as a Durable Streams stream", () => {
     await waitFor("the SSE reader to see the stream close", () => batches.some((b) => b.streamClosed), 15_000);
     runner.ws.close();
 
-    const stored = await storedLog(run.id);
+    const stored = await api.events(run.id);
     expect(stored.filter((e) => e.source === "runner")).toHaveLength(20);
     expect(batches.flatMap((b) => b.items)).toEqual(stored);
     expect(stored.at(-1)?.type).toBe("run.finished");
@@ -118,14 +98,7 @@ describe("a run's log as a Durable Streams stream", () => {
   });
 
   it("a viewer WebSocket and the stream carry the same events", async () => {
-    const { run, runnerToken, viewerToken } = await api<{
-      run: { id: string };
-      runnerToken: string;
-      viewerToken: string;
-    }>("/v1/runs", {
-      method: "POST",
-      body: "{}",
-    });
+    const { run, runnerToken, viewerToken } = await api.createRun();
     const runner = await connectRunner(run.id, runnerToken);
     runner.send({ type: "hello", runnerId: "twin", lastSourceSeq: 0 });
     const epoch = (await runner.next("claimed")).epoch as number;

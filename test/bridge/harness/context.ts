@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { runPaths, readPid } from "../../../runner-bridge/src/rundir.ts";
 import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts";
-import { Api, type CreatedRun } from "./api.ts";
+import { Api, type CreatedRun } from "../../support/api.ts";
 import { attachArgs, type BridgeProcess, FIXTURES, NODE, runArgs, startBridge, tempDir } from "./bridge.ts";
 import { type Edge, startEdge } from "./edge.ts";
 import { waitFor } from "../../support/wait.ts";

@@ -1,69 +1,8 @@
 import { afterAll, afterEach, beforeAll } from "vitest";
-import type { RunEvent, RunRecord } from "../../../src/protocol/index.ts";
-import { waitFor } from "../../support/wait.ts";
+import { Api, type CreatedRun } from "../../support/api.ts";
 import { type DevServer, startWranglerDev } from "../../support/wrangler-dev.ts";
-import { KEY, killLeftovers } from "./cli.ts";
+import { killLeftovers } from "./cli.ts";
 import { TestRunner } from "./runner.ts";
-
-export interface Created {
-  run: RunRecord;
-  runnerToken: string;
-  viewerToken: string;
-}
-
-/** The HTTP API as the tests check it (tenant alpha), independent of the CLI under test. */
-export class Api {
-  readonly url: string;
-  constructor(url: string) {
-    this.url = url;
-  }
-
-  async request(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(this.url + route, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: body === undefined ? null : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-
-  async createRun(body: Record<string, unknown> = {}): Promise<Created> {
-    const res = await this.request("POST", "/v1/runs", body);
-    if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`);
-    return res.body as Created;
-  }
-
-  async getRun(runId: string): Promise<RunRecord> {
-    const res = await this.request("GET", `/v1/runs/${runId}`);
-    if (res.status !== 200) throw new Error(`get answered ${res.status}: ${JSON.stringify(res.body)}`);
-    return res.body as RunRecord;
-  }
-
-  /** The whole stored log, every page. */
-  async events(runId: string): Promise<RunEvent[]> {
-    const out: RunEvent[] = [];
-    let after = 0;
-    for (;;) {
-      const res = await this.request("GET", `/v1/runs/${runId}/events?after=${after}&limit=500`);
-      if (res.status !== 200) throw new Error(`events answered ${res.status}: ${JSON.stringify(res.body)}`);
-      out.push(...res.body.events);
-      if (!res.body.hasMore) return out;
-      after = res.body.nextAfter;
-    }
-  }
-
-  async waitForStatus(runId: string, status: string, timeoutMs = 30_000): Promise<RunRecord> {
-    return waitFor(
-      `run ${runId} to be ${status}`,
-      async () => {
-        const run = await this.getRun(runId);
-        return run.status === status ? run : null;
-      },
-      timeoutMs,
-    );
-  }
-}
 
 export interface EdgeContext {
   url: string;
@@ -73,7 +12,7 @@ export interface EdgeContext {
   /** Starts it again on the same port with the same state. */
   start(): Promise<void>;
   /** Creates a run and claims it with a test runner. */
-  claimedRun(body?: Record<string, unknown>): Promise<Created & { runner: TestRunner }>;
+  claimedRun(body?: Record<string, unknown>): Promise<CreatedRun & { runner: TestRunner }>;
 }
 
 /** One real `wrangler dev` per file, which a test may crash and start again on its state. */

@@ -1,4 +1,4 @@
-import type { CutProxy } from "../../bridge/harness/proxy.ts";
+import type { TestProxy } from "../../support/proxy.ts";
 import type { FaultRandom } from "./seed.ts";
 
 export interface Chaos {
@@ -9,20 +9,28 @@ export interface Chaos {
   stop(): Promise<void>;
 }
 
+export interface ChaosOptions {
+  minMs: number;
+  maxMs: number;
+  probability: number;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * A flapping network: every `minMs`–`maxMs` (seeded), each connection open through the proxy is
  * cut with probability `probability`.
  */
 export function startChaos(
-  proxy: CutProxy,
+  proxy: TestProxy,
   random: FaultRandom,
-  options: { minMs: number; maxMs: number; probability: number } = { minMs: 50, maxMs: 500, probability: 0.5 },
+  options: ChaosOptions = { minMs: 50, maxMs: 500, probability: 0.5 },
 ): Chaos {
   let stopped = false;
   const state = { cuts: 0, rounds: 0 };
   const loop = (async () => {
     while (!stopped) {
-      await new Promise((resolve) => setTimeout(resolve, random.int(options.minMs, options.maxMs)));
+      await sleep(random.int(options.minMs, options.maxMs));
       if (stopped) return;
       state.cuts += proxy.cutEach(() => random.chance(options.probability));
       state.rounds++;

@@ -45,6 +45,16 @@ export class ServerFrameTap {
   }
 }
 
+/** The highest sourceSeq the edge acknowledged to a bridge through the proxy, read off the wire. */
+export class AckWatch {
+  highest = 0;
+  private readonly tap = new ServerFrameTap((text) => {
+    if (text.startsWith('{"type":"ack"')) this.highest = Math.max(this.highest, JSON.parse(text).highestSourceSeq);
+  });
+  /** The proxy's `onServerData`. */
+  readonly feed = (connection: number, chunk: Buffer): void => this.tap.feed(connection, chunk);
+}
+
 function nextFrame(buffer: Buffer): { fin: boolean; opcode: number; payload: Buffer; length: number } | null {
   if (buffer.length < 2) return null;
   const first = buffer[0] as number;

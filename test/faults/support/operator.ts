@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { Api } from "../../bridge/harness/api.ts";
+import { Api } from "../../support/api.ts";
 
 /**
  * An operator sending commands and approval decisions over a flapping network: a request whose

@@ -1,6 +1,13 @@
 import type { RunEvent } from "../../../src/protocol/index.ts";
 import { waitFor } from "../../support/wait.ts";
 
+export interface ViewerOptions {
+  base: string;
+  runId: string;
+  token: string;
+  name: string;
+}
+
 /**
  * A viewer over a real WebSocket that keeps watching through any fault: whenever its socket ends
  * before `end`, it reconnects from the last seq it has (`watch?after=<lastSeq>`). It keeps every
@@ -23,7 +30,7 @@ export class ReconnectingViewer {
   /** Attempts in a row that never opened: the backoff grows with them, up to a second. */
   private failures = 0;
 
-  constructor(options: { base: string; runId: string; token: string; name: string }) {
+  constructor(options: ViewerOptions) {
     this.name = options.name;
     const ws = options.base.replace(/^http/, "ws");
     this.url = `${ws}/v1/runs/${encodeURIComponent(options.runId)}/watch?token=${encodeURIComponent(options.token)}`;
