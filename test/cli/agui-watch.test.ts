@@ -1,17 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { RunnerOutcome } from "../../src/protocol/index.ts";
 import { FIXTURES } from "../bridge/harness/bridge.ts";
-import {
-  claudeInterruptedTurn,
-  claudeStreamedTurn,
-  codexTurnAfterApproval,
-  codexTurnBeforeApproval,
-  fixtureClaude,
-  fixtureCodex,
-  ndjsonAgUiTurn,
-  recordedClaude,
-  recordedCodex,
-} from "../console/sessions.ts";
+import * as sessions from "../support/agent-sessions.ts";
 import { expectExit, lines, startCli } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
 import type { AgentEvent } from "./harness/runner.ts";
@@ -73,7 +63,7 @@ const start = (runId: string, agent: string) => [
 
 describe("watch renders agent sessions as conversations", () => {
   test("the recorded real codex session: raw handshake lines, the session, the user's message, the cancelled turn", async () => {
-    const out = await watched("w-codex-real", "codex", recordedCodex(), { status: "cancelled" }, 2);
+    const out = await watched("w-codex-real", "codex", sessions.recordedCodex(), { status: "cancelled" }, 2);
     const reconnecting = (n: number) =>
       raw("codex", `{"method":"error","params":{"error":{"message":"Reconnecting... ${n}/5"`);
     expect(out).toEqual([
@@ -102,7 +92,7 @@ describe("watch renders agent sessions as conversations", () => {
   test("the recorded real claude session: the session, claude's message, the failed turn", async () => {
     const message = "Not logged in · Please run /login";
     const failed = { status: "failed", exitCode: 1, error: { code: "agent_exit", message } } as const;
-    const out = await watched("w-claude-real", "claude-code", recordedClaude(), failed, 1);
+    const out = await watched("w-claude-real", "claude-code", sessions.recordedClaude(), failed, 1);
     expect(out).toEqual([
       ...start("w-claude-real", "claude-code"),
       raw("claude-code", '{"type":"control_response","response":{"subtype":"success"'),
@@ -115,7 +105,7 @@ describe("watch renders agent sessions as conversations", () => {
 
   test("the fixture agents' approval turns: the tool call, its approval, its result named, the answer", async () => {
     const done = { status: "succeeded", exitCode: 0 } as const;
-    const codex = await watched("w-codex-fixture", "codex", await fixtureCodex(), done, 0);
+    const codex = await watched("w-codex-fixture", "codex", await sessions.fixtureCodex(), done, 0);
     expect(codex).toEqual([
       ...start("w-codex-fixture", "codex"),
       raw("codex", '{"id":"rb-initialize"'),
@@ -133,7 +123,7 @@ describe("watch renders agent sessions as conversations", () => {
       "HH:MM:SS run finished · succeeded · exit 0",
     ]);
 
-    const claude = await watched("w-claude-fixture", "claude-code", await fixtureClaude(), done, 0);
+    const claude = await watched("w-claude-fixture", "claude-code", await sessions.fixtureClaude(), done, 0);
     const input = JSON.stringify({ command: "rm -rf build", description: "Remove build output" });
     expect(claude).toEqual([
       ...start("w-claude-fixture", "claude-code"),
@@ -149,7 +139,7 @@ describe("watch renders agent sessions as conversations", () => {
   });
 
   test("a codex turn with reasoning, a command and a file change behind an approval", async () => {
-    const events = [...codexTurnBeforeApproval(), ...codexTurnAfterApproval()];
+    const events = [...sessions.codexTurnBeforeApproval(), ...sessions.codexTurnAfterApproval()];
     const out = await watched("w-codex-turn", "codex", events, { status: "succeeded", exitCode: 0 }, 0);
     const patch = (out.find((line) => line.includes("tool fileChange")) ?? "").slice("HH:MM:SS ".length);
     expect(out).toEqual([
@@ -174,7 +164,7 @@ describe("watch renders agent sessions as conversations", () => {
 
   test("a streamed claude turn, an interrupted one, and an ndjson agent speaking AG-UI in chunks", async () => {
     const done = { status: "succeeded", exitCode: 0 } as const;
-    const streamed = await watched("w-claude-stream", "claude-code", claudeStreamedTurn(), done, 0);
+    const streamed = await watched("w-claude-stream", "claude-code", sessions.claudeStreamedTurn(), done, 0);
     expect(streamed).toEqual([
       ...start("w-claude-stream", "claude-code"),
       "HH:MM:SS session claude-code 5f0c9a7e-2b1d-4e8f-9c3a-7d6e5b4a3c21",
@@ -190,7 +180,13 @@ describe("watch renders agent sessions as conversations", () => {
       "HH:MM:SS run finished · succeeded · exit 0",
     ]);
 
-    const cut = await watched("w-claude-cut", "claude-code", claudeInterruptedTurn(), { status: "cancelled" }, 2);
+    const cut = await watched(
+      "w-claude-cut",
+      "claude-code",
+      sessions.claudeInterruptedTurn(),
+      { status: "cancelled" },
+      2,
+    );
     expect(cut.slice(3)).toEqual([
       raw("claude-code", '{"type":"stream_event","event":{"type":"message_start"'),
       "HH:MM:SS assistant: Deleting the",
@@ -199,7 +195,7 @@ describe("watch renders agent sessions as conversations", () => {
       "HH:MM:SS run finished · cancelled",
     ]);
 
-    const ndjson = await watched("w-ndjson", "my-agent", ndjsonAgUiTurn(), done, 0);
+    const ndjson = await watched("w-ndjson", "my-agent", sessions.ndjsonAgUiTurn(), done, 0);
     expect(ndjson).toEqual([
       ...start("w-ndjson", "my-agent"),
       "HH:MM:SS session my-agent conv-42",

@@ -2,21 +2,11 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { FIXTURES } from "../bridge/harness/bridge.ts";
+import * as sessions from "../support/agent-sessions.ts";
 import type { AgentEvent, TestRunner } from "../support/runner-client.ts";
 import { waitFor } from "../support/wait.ts";
 import { DESKTOP, PHONE, screenshot } from "./browser.ts";
 import { ALPHA, useConsole } from "./harness.ts";
-import {
-  claudeInterruptedTurn,
-  claudeStreamedTurn,
-  codexTurnAfterApproval,
-  codexTurnBeforeApproval,
-  fixtureClaude,
-  fixtureCodex,
-  ndjsonAgUiTurn,
-  recordedClaude,
-  recordedCodex,
-} from "./sessions.ts";
 import { comparable, expectedRows, readRows, renderedRows, showsLog } from "./transcript.ts";
 
 /**
@@ -75,7 +65,7 @@ const timeline = (kind: string, label: string) => ({ kind, text: "", label });
 describe("agent sessions as conversations", () => {
   it("a codex turn: reasoning folded, a command card with its result, a file change linked to its approval", async () => {
     const { page, runner } = await openRun("codex-turn", "codex");
-    await stream(page, runner, "codex-turn", codexTurnBeforeApproval());
+    await stream(page, runner, "codex-turn", sessions.codexTurnBeforeApproval());
     const pinned = page.locator("li.approval[data-request-id='codex-0']");
     await pinned.waitFor();
     const commandCard = {
@@ -141,7 +131,7 @@ describe("agent sessions as conversations", () => {
 
     await pinned.getByRole("button", { name: "Approve" }).click();
     await waitFor("the runner to receive the approval", () => runner.commands.length === 1);
-    await stream(page, runner, "codex-turn", codexTurnAfterApproval());
+    await stream(page, runner, "codex-turn", sessions.codexTurnAfterApproval());
     expect(await readRows(page)).toEqual([
       ...beforeApproval.slice(0, 8),
       {
@@ -170,7 +160,7 @@ describe("agent sessions as conversations", () => {
 
   it("the recorded real codex session: handshake as raw rows, the session, the turn, its cancel", async () => {
     const { page, runner } = await openRun("codex-real", "codex");
-    await stream(page, runner, "codex-real", recordedCodex());
+    await stream(page, runner, "codex-real", sessions.recordedCodex());
     await t.alpha.ok("POST", "/v1/runs/codex-real/cancel", { reason: "no network" });
     await waitFor("the runner to receive the cancel", () => runner.commands.length === 1);
     await finish(page, runner, "codex-real", {
@@ -207,7 +197,7 @@ describe("agent sessions as conversations", () => {
 
   it("the recorded real claude session: the session, claude's message, the failed turn", async () => {
     const { page, runner } = await openRun("claude-real", "claude-code");
-    await stream(page, runner, "claude-real", recordedClaude());
+    await stream(page, runner, "claude-real", sessions.recordedClaude());
     const message = "Not logged in · Please run /login";
     await finish(page, runner, "claude-real", {
       status: "failed",
@@ -233,7 +223,7 @@ describe("agent sessions as conversations", () => {
       timeline("control", `Command applied ~approval:${requestId}`),
     ];
     const codex = await openRun("codex-fixture", "codex");
-    await streamApproving(codex.page, codex.runner, "codex-fixture", await fixtureCodex());
+    await streamApproving(codex.page, codex.runner, "codex-fixture", await sessions.fixtureCodex());
     expect(await readRows(codex.page)).toEqual([
       created("codex"),
       claimed,
@@ -258,7 +248,7 @@ describe("agent sessions as conversations", () => {
     ]);
 
     const claude = await openRun("claude-fixture", "claude-code");
-    await streamApproving(claude.page, claude.runner, "claude-fixture", await fixtureClaude());
+    await streamApproving(claude.page, claude.runner, "claude-fixture", await sessions.fixtureClaude());
     expect(await readRows(claude.page)).toEqual([
       created("claude-code"),
       claimed,
@@ -281,7 +271,7 @@ describe("agent sessions as conversations", () => {
 
   it("a streamed claude turn grows in place: streaming labels while it streams, one row per block", async () => {
     const { page, runner } = await openRun("claude-stream", "claude-code");
-    const events = claudeStreamedTurn();
+    const events = sessions.claudeStreamedTurn();
     const cut = (type: string, delta: string) =>
       events.findIndex((event) => event.type === type && (event.data as { delta?: string }).delta === delta) + 1;
     const midText = cut("TEXT_MESSAGE_CONTENT", "Listing ");
@@ -317,7 +307,7 @@ describe("agent sessions as conversations", () => {
 
   it("an ndjson agent speaking AG-UI in chunks: session, message, reasoning, tool, its own event, plain text", async () => {
     const { page, runner } = await openRun("ndjson-agui", "my-agent");
-    await stream(page, runner, "ndjson-agui", ndjsonAgUiTurn());
+    await stream(page, runner, "ndjson-agui", sessions.ndjsonAgUiTurn());
     await finish(page, runner, "ndjson-agui", { status: "succeeded", exitCode: 0 });
     expect(await readRows(page)).toEqual([
       created("my-agent"),
@@ -341,7 +331,7 @@ describe("agent sessions as conversations", () => {
 
   it("a turn that ends mid-stream leaves its message cut off and its tool call without a result", async () => {
     const { page, runner } = await openRun("claude-cut", "claude-code");
-    await stream(page, runner, "claude-cut", claudeInterruptedTurn());
+    await stream(page, runner, "claude-cut", sessions.claudeInterruptedTurn());
     await finish(page, runner, "claude-cut", { status: "cancelled" });
     expect((await readRows(page)).slice(3)).toEqual([
       raw("claude-code stream_event · message_start"),

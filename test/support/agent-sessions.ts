@@ -4,7 +4,7 @@ import { ndjsonEvents } from "../../runner-bridge/src/adapters/agui/ndjson-event
 import { parseObject } from "../../runner-bridge/src/adapters/common.ts";
 import { recordedLines } from "../bridge/unit/agui-support.ts";
 import { claudeFixtureSession, codexFixtureSession } from "../bridge/unit/fixture-sessions.ts";
-import type { AgentEvent } from "../support/runner-client.ts";
+import type { AgentEvent } from "./runner-client.ts";
 
 /**
  * Agent sessions as the AG-UI events a runner sends: what the agents printed (the recorded real
