@@ -1,12 +1,16 @@
-/** A stream's configuration row (stream_meta) and the rules derived from it. */
-export interface Meta {
-  streamId: string;
+/** What a new stream is created with. */
+export interface NewStream {
   tenant: string;
   path: string;
   contentType: string;
   ttlSeconds: number | null;
   expiresAt: string | null;
   expiresAtMs: number | null;
+}
+
+/** A stream's configuration row (stream_meta) and the rules derived from it. */
+export interface Meta extends NewStream {
+  streamId: string;
   touchedAt: number;
   writerSeq: string | null;
 }
@@ -37,15 +41,6 @@ export function readMeta(sql: SqlStorage): Meta | null {
     touchedAt: row.touched_at,
     writerSeq: row.writer_seq,
   };
-}
-
-export interface NewStream {
-  tenant: string;
-  path: string;
-  contentType: string;
-  ttlSeconds: number | null;
-  expiresAt: string | null;
-  expiresAtMs: number | null;
 }
 
 /** Starts a new incarnation of the stream: a fresh stream id, so old ETags never match it. */
