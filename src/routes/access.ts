@@ -1,5 +1,7 @@
+import type { MiddlewareHandler } from "hono";
 import type { Access } from "./api-route.ts";
-import { runAccess, tenantOnly } from "./auth.ts";
+import type { RunEnv } from "./app-env.ts";
+import { type RunRule, runAccess, tenantOnly } from "./auth.ts";
 
 /** How callers authenticate, as the OpenAPI document names them. */
 export const SECURITY_SCHEMES = {
@@ -24,8 +26,6 @@ export const SECURITY_SCHEMES = {
   },
 } as const;
 
-const runRefusals = ["invalid_query", "unauthorized", "forbidden"] as const;
-
 /** A tenant's API key only. */
 export const API_KEY = {
   middleware: tenantOnly(),
@@ -33,36 +33,27 @@ export const API_KEY = {
   refusals: ["unauthorized", "forbidden"],
 } satisfies Access<ReturnType<typeof tenantOnly>>;
 
+type RunRoutesAccess = Access<MiddlewareHandler<RunEnv>>;
+
+/** Access to one run's routes: `rule` says which credentials reach it, `security` how the document shows them. */
+function accessToRun(rule: RunRule, security: RunRoutesAccess["security"]): RunRoutesAccess {
+  return { middleware: runAccess(rule), security, refusals: ["invalid_query", "unauthorized", "forbidden"] };
+}
+
 /** A run, by its tenant's API key only (deleting it, minting its tokens). */
-export const RUN_BY_API_KEY = {
-  middleware: runAccess({ apiKey: true, tokens: [] }),
-  security: [{ apiKey: [] }],
-  refusals: runRefusals,
-} satisfies Access<ReturnType<typeof runAccess>>;
+export const RUN_BY_API_KEY = accessToRun({ apiKey: true, tokens: [] }, [{ apiKey: [] }]);
 
 /** Reading a run: an API key or a viewer token. */
-export const RUN_READER = {
-  middleware: runAccess({ apiKey: true, tokens: ["viewer"] }),
-  security: [{ apiKey: [] }, { runToken: [] }],
-  refusals: runRefusals,
-} satisfies Access<ReturnType<typeof runAccess>>;
+export const RUN_READER = accessToRun({ apiKey: true, tokens: ["viewer"] }, [{ apiKey: [] }, { runToken: [] }]);
 
 /** Reading a run from a browser: also `?token=` (the watch socket, the run stream for EventSource). */
-export const RUN_READER_IN_BROWSER = {
-  ...RUN_READER,
-  security: [{ apiKey: [] }, { runToken: [] }, { queryToken: [] }],
-} satisfies Access<ReturnType<typeof runAccess>>;
+export const RUN_READER_IN_BROWSER = { ...RUN_READER, security: [...RUN_READER.security, { queryToken: [] }] };
 
 /** Acting on a run: an API key or a viewer token minted with `interact`. */
-export const RUN_OPERATOR = {
-  middleware: runAccess({ apiKey: true, tokens: ["viewer"], needInteract: true }),
-  security: [{ apiKey: [] }, { runToken: [] }],
-  refusals: runRefusals,
-} satisfies Access<ReturnType<typeof runAccess>>;
+export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], needInteract: true }, [
+  { apiKey: [] },
+  { runToken: [] },
+]);
 
 /** The runner socket and its preflight: a runner token only, in the header or `?token=`. */
-export const RUNNER = {
-  middleware: runAccess({ apiKey: false, tokens: ["runner"] }),
-  security: [{ runToken: [] }, { queryToken: [] }],
-  refusals: runRefusals,
-} satisfies Access<ReturnType<typeof runAccess>>;
+export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }, { queryToken: [] }]);
