@@ -8,15 +8,7 @@ import { Operator } from "./support/operator.ts";
 import { AckWatch } from "./support/frame-tap.ts";
 import { useFaultScene } from "./support/scene.ts";
 import { faultRandom, replayable } from "./support/seed.ts";
-import {
-  expectEpochChain,
-  expectGapless,
-  expectViewerSawLog,
-  printedTranscript,
-  receivedByAgent,
-  runnerTranscript,
-  streamAgent,
-} from "./support/transcripts.ts";
+import { expectExactRun, printedTranscript, receivedByAgent, streamAgent } from "./support/transcripts.ts";
 import type { ReconnectingViewer } from "./support/viewer.ts";
 
 // Every kind of fault in one run, in a seeded random order: the bridge killed with kill -9 and a
@@ -103,12 +95,7 @@ describe("bridge kills, edge crashes and connection cuts in one run", () => {
       expect(code, `the last bridge's exit status; its stderr: ${bridge.stderr().slice(-800)}`).toBe(0);
       for (const viewer of viewers) await viewer.finished();
 
-      const log = await t.api.events(run.id);
-      expect((await t.api.getRun(run.id)).status).toBe("succeeded");
-      expect(runnerTranscript(log)).toEqual(printedTranscript(agent));
-      expectGapless(log);
-      expectEpochChain(log);
-      for (const viewer of viewers) expectViewerSawLog(viewer, log, "succeeded");
+      const log = await expectExactRun(t.api, run.id, agent, viewers);
       const runnerIds = new Set(
         log.filter((e) => e.type === "run.claimed").map((e) => (e.data as { runnerId: string }).runnerId),
       );

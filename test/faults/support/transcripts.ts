@@ -3,6 +3,7 @@ import path from "node:path";
 import { expect } from "vitest";
 import type { RunEvent } from "../../../src/protocol/index.ts";
 import { NODE, tempDir } from "../../bridge/harness/bridge.ts";
+import type { Api } from "../../support/api.ts";
 import type { ReconnectingViewer } from "./viewer.ts";
 
 const AGENT = path.join(import.meta.dirname, "../fixtures/stream-agent.mjs");
@@ -123,4 +124,24 @@ export function expectViewerSawLog(viewer: ReconnectingViewer, log: RunEvent[], 
   expect(viewer.received.length, `viewer ${viewer.name}: events received`).toBe(log.length);
   expect(viewer.received, `viewer ${viewer.name}: transcript`).toEqual(log);
   expect(viewer.ended).toBe(status);
+}
+
+/**
+ * The fault suites' verdict on a run that should have come through whole: it succeeded, its log
+ * holds exactly what the agent printed, gapless and with its epochs chained, and every viewer saw
+ * all of it. Returns the log.
+ */
+export async function expectExactRun(
+  api: Api,
+  runId: string,
+  agent: StreamAgent,
+  viewers: ReconnectingViewer[],
+): Promise<RunEvent[]> {
+  const log = await api.events(runId);
+  expect((await api.getRun(runId)).status).toBe("succeeded");
+  expect(runnerTranscript(log)).toEqual(printedTranscript(agent));
+  expectGapless(log);
+  expectEpochChain(log);
+  for (const viewer of viewers) expectViewerSawLog(viewer, log, "succeeded");
+  return log;
 }
