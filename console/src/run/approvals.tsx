@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import type { ApprovalRecord } from "../../../src/protocol/index.ts";
 import { type Api, ApiError } from "../api.ts";
 import { absoluteTime, prettyJson, relativeTime } from "../format.ts";
+import { type Note, Notice, ReasonInput } from "./action-parts.tsx";
 
 /** Pending approvals, pinned above the transcript, with Approve / Deny for those who may decide. */
 export interface ApprovalsProps {
@@ -13,11 +14,6 @@ export interface ApprovalsProps {
   now: number;
   /** Called after a decision (or a refusal), so the page re-reads the run. */
   onSettled: () => void;
-}
-
-interface Note {
-  tone: "good" | "warn" | "bad";
-  text: string;
 }
 
 /** Request fields that identify rather than describe (codex sends its thread, turn and item ids). */
@@ -124,13 +120,13 @@ function ApprovalCard(props: CardProps) {
       {expired && <p class="notice warn">This approval has expired; the agent was told no.</p>}
       {props.canDecide && !expired && !decided && (
         <div class="approval-actions">
-          <label class="grow">
+          <label class="grow" for={`${id}-reason`}>
             <span class="sr-only">Reason (optional)</span>
-            <input
-              type="text"
-              placeholder="Reason (optional)"
+            <ReasonInput
+              id={`${id}-reason`}
               value={reason}
-              onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+              onChange={setReason}
+              placeholder="Reason (optional)"
               disabled={busy}
             />
           </label>
@@ -142,11 +138,7 @@ function ApprovalCard(props: CardProps) {
           </button>
         </div>
       )}
-      {note && (
-        <p class={`notice ${note.tone}`} role="status">
-          {note.text}
-        </p>
-      )}
+      <Notice note={note} />
     </li>
   );
 }

@@ -1,6 +1,7 @@
 import { useRef, useState } from "preact/hooks";
 import type { CommandRecord } from "../../../src/protocol/index.ts";
 import { type Api, ApiError, newCommandId } from "../api.ts";
+import { type Note, Notice, ReasonInput } from "./action-parts.tsx";
 import type { TrackedCommand } from "./commands.ts";
 
 /** Input, Interrupt and Cancel (with confirmation), and each command's state as the log reports it. */
@@ -14,11 +15,6 @@ export interface ControlsProps {
 }
 
 type Kind = "input" | "interrupt" | "cancel";
-
-interface Note {
-  tone: "good" | "warn" | "bad";
-  text: string;
-}
 
 function refusal(error: unknown): string {
   if (error instanceof ApiError && error.code === "terminal_run") return "The run has ended; it takes no commands.";
@@ -159,12 +155,7 @@ export function Controls(props: ControlsProps) {
               <h3 id="cancel-title">Cancel run {props.runId}?</h3>
               <p>The runner stops the agent. A cancelled run cannot be resumed.</p>
               <label for="cancel-reason">Reason (optional)</label>
-              <input
-                id="cancel-reason"
-                type="text"
-                value={reason}
-                onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
-              />
+              <ReasonInput id="cancel-reason" value={reason} onChange={setReason} />
               <div class="dialog-buttons">
                 <button type="button" class="button" onClick={() => dialog.current?.close()}>
                   Keep running
@@ -179,11 +170,7 @@ export function Controls(props: ControlsProps) {
       ) : (
         <p class="muted small">This link is read-only: it shows the run but cannot steer it.</p>
       )}
-      {note && (
-        <p class={`notice ${note.tone}`} role="status">
-          {note.text}
-        </p>
-      )}
+      <Notice note={note} />
       <h3 class="subhead">Recent commands</h3>
       <CommandList commands={props.commands} />
     </section>
