@@ -1,8 +1,7 @@
 import { claudeEvents } from "../../runner-bridge/src/adapters/agui/claude-events.ts";
 import { codexEvents } from "../../runner-bridge/src/adapters/agui/codex-events.ts";
 import { ndjsonEvents } from "../../runner-bridge/src/adapters/agui/ndjson-events.ts";
-import { parseObject } from "../../runner-bridge/src/adapters/common.ts";
-import { recordedLines } from "../bridge/unit/agui-support.ts";
+import { mapLines, recordedLines } from "../bridge/unit/agui-support.ts";
 import { claudeFixtureSession, codexFixtureSession } from "../bridge/unit/fixture-sessions.ts";
 import type { AgentEvent } from "./runner-client.ts";
 
@@ -13,14 +12,8 @@ import type { AgentEvent } from "./runner-client.ts";
  * as runner-bridge would journal them.
  */
 
-const mapCodex = (lines: string[]) => {
-  const map = codexEvents();
-  return lines.map((line) => map(parseObject(line), line));
-};
-const mapClaude = (lines: string[]) => {
-  const map = claudeEvents();
-  return lines.map((line) => map(parseObject(line), line));
-};
+const mapCodex = (lines: string[]) => mapLines(codexEvents, lines);
+const mapClaude = (lines: string[]) => mapLines(claudeEvents, lines);
 const lines = (messages: unknown[]) => messages.map((message) => JSON.stringify(message));
 
 /** The real `codex app-server` offline: handshake, a turn that waits for the network, an interrupt. */

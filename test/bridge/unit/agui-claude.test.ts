@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { claudeEvents } from "../../../runner-bridge/src/adapters/agui/claude-events.ts";
 import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
-import { expectValidEvents, nativeOf, recordedLines, renderWithAgUiClient, toClientStream } from "./agui-support.ts";
+import {
+  expectValidEvents,
+  mapLines,
+  nativeOf,
+  recordedLines,
+  renderWithAgUiClient,
+  toClientStream,
+} from "./agui-support.ts";
 import { claudeFixtureSession } from "./fixture-sessions.ts";
 
-const mapAll = (lines: string[]) => {
-  const map = claudeEvents();
-  return lines.map((line) => map(parseObject(line), line));
-};
+const mapAll = (lines: string[]) => mapLines(claudeEvents, lines);
 
 const fixtureSession = (prompt: string) => claudeFixtureSession(prompt);
 
@@ -170,14 +174,13 @@ describe("claude messages the offline session cannot show", () => {
   });
 
   it("messages without a counterpart and lines that are not JSON pass through as RAW", () => {
-    const map = claudeEvents();
     const lines = [
       JSON.stringify({ type: "system", subtype: "compact_boundary", ...session }),
       JSON.stringify({ type: "control_request", request_id: "h1", request: { subtype: "hook_callback" } }),
       JSON.stringify({ type: "rate_limit_event", ...session }),
       "not json",
     ];
-    const events = lines.map((line) => map(parseObject(line), line));
+    const events = mapAll(lines);
     expectValidEvents(events);
     expect(events.map((e) => [e.type, (e.data as { source: string }).source])).toEqual(
       lines.map(() => ["RAW", "claude-code"]),
