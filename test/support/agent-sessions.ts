@@ -1,8 +1,9 @@
 import { claudeEvents } from "../../runner-bridge/src/adapters/agui/claude-events.ts";
 import { codexEvents } from "../../runner-bridge/src/adapters/agui/codex-events.ts";
 import { ndjsonEvents } from "../../runner-bridge/src/adapters/agui/ndjson-events.ts";
-import { mapLines, recordedLines } from "../bridge/unit/agui-support.ts";
+import { recordedLines } from "../bridge/unit/agui-support.ts";
 import { claudeFixtureSession, codexFixtureSession } from "../bridge/unit/fixture-sessions.ts";
+import { mapLines } from "../bridge/unit/map-lines.ts";
 import type { AgentEvent } from "./runner-client.ts";
 
 /**

@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { claudeEvents } from "../../../runner-bridge/src/adapters/agui/claude-events.ts";
 import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
-import {
-  expectValidEvents,
-  mapLines,
-  nativeOf,
-  recordedLines,
-  renderWithAgUiClient,
-  toClientStream,
-} from "./agui-support.ts";
+import { expectValidEvents, nativeOf, recordedLines, renderWithAgUiClient, toClientStream } from "./agui-support.ts";
 import { claudeFixtureSession } from "./fixture-sessions.ts";
+import { mapLines } from "./map-lines.ts";
 
 const mapAll = (lines: string[]) => mapLines(claudeEvents, lines);
 

@@ -2,15 +2,9 @@ import { describe, expect, it } from "vitest";
 import { codexEvents } from "../../../runner-bridge/src/adapters/agui/codex-events.ts";
 import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
 import { FIXTURES } from "../harness/bridge.ts";
-import {
-  expectValidEvents,
-  mapLines,
-  nativeOf,
-  recordedLines,
-  renderWithAgUiClient,
-  toClientStream,
-} from "./agui-support.ts";
+import { expectValidEvents, nativeOf, recordedLines, renderWithAgUiClient, toClientStream } from "./agui-support.ts";
 import { codexFixtureSession } from "./fixture-sessions.ts";
+import { mapLines } from "./map-lines.ts";
 
 const mapAll = (lines: string[]) => mapLines(codexEvents, lines);
 

@@ -3,7 +3,6 @@ import path from "node:path";
 import { HttpAgent, type Message } from "@ag-ui/client";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { z } from "zod";
-import { parseObject } from "../../../runner-bridge/src/adapters/common.ts";
 import type { AgentEvent } from "../../../runner-bridge/src/adapters/types.ts";
 import { FIXTURES } from "../harness/bridge.ts";
 
@@ -11,18 +10,6 @@ import { FIXTURES } from "../harness/bridge.ts";
 export function recordedLines(name: string): string[] {
   const text = fs.readFileSync(path.join(FIXTURES, "recorded", `${name}.ndjson`), "utf8");
   return text.split("\n").filter((line) => line.length > 0);
-}
-
-/**
- * Lines through a fresh mapper of an adapter (codexEvents, claudeEvents), in order, as the
- * adapter feeds them: the mapper keeps state from line to line.
- */
-export function mapLines(
-  mapper: () => (msg: Record<string, unknown> | null, line: string) => AgentEvent,
-  lines: string[],
-): AgentEvent[] {
-  const map = mapper();
-  return lines.map((line) => map(parseObject(line), line));
 }
 
 /** A stored `{type, data}` as the AG-UI event it stands for. */
