@@ -7,8 +7,6 @@ import { mapLines } from "./map-lines.ts";
 
 const mapAll = (lines: string[]) => mapLines(claudeEvents, lines);
 
-const fixtureSession = (prompt: string) => claudeFixtureSession(prompt);
-
 describe("claude stream-json messages as AG-UI events", () => {
   it("the recorded real session: the session is reported, the not-logged-in message shown, the turn fails with it", () => {
     const lines = recordedLines("claude-stream-json");
@@ -33,7 +31,7 @@ describe("claude stream-json messages as AG-UI events", () => {
   });
 
   it("the fixture's approval turn: the tool call, its approval, its result, the answer, a finished run", async () => {
-    const events = mapAll(await fixtureSession("clean up, needs approval"));
+    const events = mapAll(await claudeFixtureSession("clean up, needs approval"));
     expectValidEvents(events);
     expect(events.map((e) => e.type)).toEqual([
       "RAW", // control_response to initialize
@@ -63,7 +61,7 @@ describe("claude stream-json messages as AG-UI events", () => {
   });
 
   it("an interrupted turn ends in RUN_ERROR with claude's result", async () => {
-    const events = mapAll(await fixtureSession("wait for interrupt"));
+    const events = mapAll(await claudeFixtureSession("wait for interrupt"));
     expectValidEvents(events);
     expect(events.map((e) => e.type)).toEqual(["RAW", "agent.session", "TEXT_MESSAGE_CHUNK", "RAW", "RUN_ERROR"]);
     expect(events[4]?.data).toMatchObject({ message: "Interrupted.", code: "claude_error_during_execution" });

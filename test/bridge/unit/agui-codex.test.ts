@@ -8,8 +8,6 @@ import { mapLines } from "./map-lines.ts";
 
 const mapAll = (lines: string[]) => mapLines(codexEvents, lines);
 
-const fixtureSession = (prompt: string) => codexFixtureSession(prompt);
-
 describe("codex app-server messages as AG-UI events", () => {
   it("the recorded real session: every message is a valid event, the thread is the session, the turn a run", () => {
     const lines = recordedLines("codex-app-server");
@@ -49,7 +47,7 @@ describe("codex app-server messages as AG-UI events", () => {
   });
 
   it("the fixture's approval turn reads as a conversation: the user's message, a command with its result, the answer", async () => {
-    const lines = await fixtureSession("clean up, needs approval");
+    const lines = await codexFixtureSession("clean up, needs approval");
     const events = mapAll(lines);
     expectValidEvents(events);
     expect(events.map((e) => e.type)).toEqual([
@@ -105,7 +103,7 @@ describe("codex app-server messages as AG-UI events", () => {
   });
 
   it("an interrupted turn finishes its run cancelled", async () => {
-    const events = mapAll(await fixtureSession("wait for interrupt"));
+    const events = mapAll(await codexFixtureSession("wait for interrupt"));
     expectValidEvents(events);
     expect(events.at(-1)).toMatchObject({
       type: "RUN_FINISHED",
