@@ -1,11 +1,9 @@
 /** A small runner over the runner WebSocket, so tests decide exactly which events a run gets. */
 import type { RunnerOutcome } from "../../../src/protocol/index.ts";
+import type { AgentEvent } from "../../support/runner-client.ts";
 import { waitFor } from "../../support/wait.ts";
 
-export interface AgentEvent {
-  type: string;
-  data?: unknown;
-}
+export type { AgentEvent };
 
 type Frame = Record<string, unknown> & { type: string };
 
