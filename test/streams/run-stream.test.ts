@@ -1,23 +1,14 @@
 import { type JsonBatch, stream } from "@durable-streams/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
-import { Api } from "../support/api.ts";
+import { useDevServer } from "../support/dev-server.ts";
 import { waitFor } from "../support/wait.ts";
-import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
 
 /**
  * A run's log read by the official Durable Streams client (code we did not write) against a
  * real `wrangler dev`, while a runner appends over its WebSocket.
  */
-let server: DevServer;
-const api = new Api(() => server.url);
-
-beforeAll(async () => {
-  server = await startWranglerDev();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useDevServer();
 
 /** A minimal runner over Node's WebSocket: every wait is bounded and names what it waited for. */
 async function connectRunner(runId: string, token: string) {
@@ -41,7 +32,7 @@ async function connectRunner(runId: string, token: string) {
 
 describe("a run's log as a Durable Streams stream", () => {
   it("the official client reading live over SSE from -1 receives exactly the stored log, resumes byte-exact, and sees the close", async () => {
-    const { run, runnerToken, viewerToken } = await api.createRun({ input: { prompt: "stream me" } });
+    const { run, runnerToken, viewerToken } = await server.api.createRun({ input: { prompt: "stream me" } });
     const url = `${server.url}/v1/runs/${run.id}/stream`;
     const headers = { Authorization: `Bearer ${viewerToken}` };
     const batches: JsonBatch<RunEvent>[] = [];
@@ -70,7 +61,7 @@ describe("a run's log as a Durable Streams stream", () => {
     await waitFor("the SSE reader to see the stream close", () => batches.some((b) => b.streamClosed), 15_000);
     runner.ws.close();
 
-    const stored = await api.events(run.id);
+    const stored = await server.api.events(run.id);
     expect(stored.filter((e) => e.source === "runner")).toHaveLength(20);
     expect(batches.flatMap((b) => b.items)).toEqual(stored);
     expect(stored.at(-1)?.type).toBe("run.finished");
@@ -98,7 +89,7 @@ describe("a run's log as a Durable Streams stream", () => {
   });
 
   it("a viewer WebSocket and the stream carry the same events", async () => {
-    const { run, runnerToken, viewerToken } = await api.createRun();
+    const { run, runnerToken, viewerToken } = await server.api.createRun();
     const runner = await connectRunner(run.id, runnerToken);
     runner.send({ type: "hello", runnerId: "twin", lastSourceSeq: 0 });
     const epoch = (await runner.next("claimed")).epoch as number;

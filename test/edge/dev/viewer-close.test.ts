@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api } from "../../support/api.ts";
+import { describe, expect, it } from "vitest";
+import { useDevServer } from "../../support/dev-server.ts";
 import { waitFor } from "../../support/wait.ts";
-import { type DevServer, startWranglerDev } from "../../support/wrangler-dev.ts";
 
 // Real sockets: a WebSocket client over TCP to a real `wrangler dev`. The close handshake of a
 // socket the runtime holds for hibernation only shows on a real connection, not in the vitest pool.
 
-let dev: DevServer;
-const api = new Api(() => dev.url);
-
-beforeAll(async () => {
-  dev = await startWranglerDev();
-});
-afterAll(async () => {
-  await dev?.stop();
-});
+const dev = useDevServer();
 
 /** A viewer over a real WebSocket, recording frames and the close as they arrive. */
 function watch(runId: string, token: string) {
@@ -30,8 +21,8 @@ function watch(runId: string, token: string) {
 
 describe("viewers over a real connection", () => {
   it("a viewer attaching to a finished run receives end, and the close follows it at once", async () => {
-    const created = await api.createRun();
-    await api.cancel(created.run.id);
+    const created = await dev.api.createRun();
+    await dev.api.cancel(created.run.id);
     const viewer = watch(created.run.id, created.viewerToken);
     await waitFor("the end frame", () => viewer.frames.find((f) => f.type === "end"), 10_000, 5);
     // Well under a second; a socket held for hibernation closed only on eviction, ~10 s later.
