@@ -35,6 +35,16 @@ function useNow(intervalMs: number): number {
   return now;
 }
 
+/**
+ * The record a read brings, kept no older than what the page has already seen: a read that
+ * started before the run ended may answer after the `end` frame set the final status, and an
+ * ended run never runs again.
+ */
+function newerRecord(current: RunRecord | null, read: RunRecord): RunRecord {
+  if (current && isTerminalStatus(current.status) && !isTerminalStatus(read.status)) return current;
+  return { ...read, lastSeq: Math.max(read.lastSeq, current?.lastSeq ?? 0) };
+}
+
 export function RunPage(props: RunPageProps) {
   const { runId, credential } = props;
   const api = useMemo(() => new Api(credential), [credential.secret]);
@@ -65,7 +75,7 @@ export function RunPage(props: RunPageProps) {
     reading.current = state;
     api
       .getRun(runId)
-      .then((record) => setRun((current) => ({ ...record, lastSeq: Math.max(record.lastSeq, current?.lastSeq ?? 0) })))
+      .then((record) => setRun((current) => newerRecord(current, record)))
       .catch((error: unknown) => {
         if (error instanceof ApiError && error.status !== 0) setProblem(error);
       })
