@@ -24,7 +24,7 @@ export class TenantApi extends Api {
  * Waits until the run header's status badge reads `label`. The badge follows the run record,
  * which the page reads again after each control event, so it may lag the event by a read.
  */
-export async function statusBadge(page: Page, label: string): Promise<void> {
+export async function statusBadge(page: Page, label: string, timeoutMs = 10_000): Promise<void> {
   const badge = page.locator(".run-header .badge").first();
   await waitFor(
     `the status badge to read "${label}"`,
@@ -33,7 +33,7 @@ export async function statusBadge(page: Page, label: string): Promise<void> {
       if (shown !== label) throw new Error(`it reads "${shown}"`);
       return true;
     },
-    10_000,
+    timeoutMs,
   );
 }
 

@@ -5,6 +5,7 @@ import { ProblemView } from "../problem.tsx";
 import { onLinkClick, replaceFragment } from "../route.ts";
 import { abilities, type Credential, readFragment, writeFragment } from "../session.ts";
 import { isTerminalStatus } from "../status.tsx";
+import { RecoveryPanel } from "./recovery.tsx";
 import { Transcript } from "../transcript/model.ts";
 import { TranscriptView } from "../transcript/view.tsx";
 import { copyText, DownloadButton, ShareButton } from "./actions.tsx";
@@ -225,6 +226,7 @@ export function RunPage(props: RunPageProps) {
           </>
         }
       />
+      <RecoveryPanel api={api} run={run} canDecide={may.interact} now={now} onSettled={refresh} />
       <Approvals
         api={api}
         runId={runId}
