@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
-import { advance, allEvents, call, expectGapless, getRun, json, timers } from "./helpers.ts";
+import { advance, allEvents, call, expectGapless, getRun, json, KEY_A, timers } from "./helpers.ts";
 import { type LiveRun, lose, patterned, putCheckpoint, runWith, session } from "./recovery-helpers.ts";
 import { agentEvent, connectRunner, watch } from "./sockets.ts";
 
@@ -65,6 +65,10 @@ describe("a new generation", () => {
     expect(viaCommands.error).toEqual({ code: "stale", message });
     const viaCancel = await json(await post(live.runId, "cancel", { commandId: "cancel-1", generation: 1 }), 409);
     expect(viaCancel.error).toEqual({ code: "stale", message });
+    const operator = await watch(live.runId, null, 0, KEY_A);
+    operator.send({ type: "command", command: { commandId: "cancel-1", type: "cancel", generation: 1 } });
+    expect(await operator.next("error")).toEqual({ type: "error", code: "stale", message });
+    operator.close();
     expect(await allEvents(live.runId)).toEqual(before);
     expect((await getRun(live.runId)).status).toBe("running");
     // Naming the current generation reaches it, marked with it.
