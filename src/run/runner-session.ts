@@ -74,6 +74,7 @@ async function hello(host: RunHost, ws: WebSocket, claimant: Hello): Promise<voi
     type: "claimed",
     epoch: verdict.epoch,
     ackedSourceSeq: verdict.ackedSourceSeq,
+    generation: 1,
     heartbeatMs: verdict.heartbeatMs,
     commands: verdict.commands.map(commandFrame),
   });

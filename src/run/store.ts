@@ -1,6 +1,6 @@
 import { LogCore } from "../log/log.ts";
 import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
-import type { Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
+import { type Outcome, type RunEvent, type RunStatus, resolveTimeouts, type Timeouts } from "../protocol/index.ts";
 import { ClaimEpoch, RUNNER_PRODUCER } from "./claim-epoch.ts";
 
 /** The single row describing the run, with what the log core knows of it. */
@@ -115,7 +115,8 @@ export class RunStore {
       agent: parseOrNull(raw.agent),
       input: parseOrNull(raw.input),
       metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
-      timeouts: JSON.parse(raw.timeouts) as Timeouts,
+      // Runs stored before a deadline existed take its default (recoverMs came with recovery).
+      timeouts: resolveTimeouts(JSON.parse(raw.timeouts) as Partial<Timeouts>),
       retentionMs: raw.retention_ms,
     };
   }
