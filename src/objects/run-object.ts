@@ -75,7 +75,7 @@ export class RunObject extends DurableObject<Env> {
   /** Cancels, and answers with the run as the cancel left it. */
   cancel(body: CancelBody): Promise<Result<Submitted<CommandRecord | null> & { run: RunRecord }>> {
     return this.run.operateOnLive((m) => {
-      const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason);
+      const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason, body.generation);
       return result.ok ? ok({ ...result.value, run: m.record() }) : result;
     });
   }

@@ -59,6 +59,9 @@ export const CommandRecord = z
     decision: Decision.optional(),
     reason: z.string().optional(),
     state: CommandState,
+    generation: Generation.optional().describe(
+      "The generation it is bound to: the one it names, else the first it was delivered to",
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })

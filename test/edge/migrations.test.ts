@@ -44,6 +44,23 @@ async function snapshot(runId: string) {
   return { run: await getRun(runId), events: await allEvents(runId), commands, timers: await timers(runId) };
 }
 
+/**
+ * Turns an object of the current schema into one written by schema version 1 exactly: the later
+ * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
+ */
+function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
+    sql.exec(`DROP TABLE ${table}`);
+  }
+  for (const column of ["generation", "native_session", "recovery", "recovery_episode"]) {
+    sql.exec(`ALTER TABLE run DROP COLUMN ${column}`);
+  }
+  sql.exec("ALTER TABLE commands DROP COLUMN generation");
+  sql.exec("ALTER TABLE approvals DROP COLUMN generation");
+  if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
+  else sql.exec("DROP TABLE schema_migrations");
+}
+
 const columnsOf = (sql: SqlStorage, table: string) =>
   sql
     .exec<{ name: string }>(`PRAGMA table_info(${table})`)
@@ -90,19 +107,60 @@ describe("schema migrations", () => {
     expect(await snapshot(runId)).toMatchObject({ events: before.events, commands: before.commands });
   });
 
-  it("an object created before migrations existed is recorded at version 1 on wake, its data intact", async () => {
+  it("an object created before migrations existed is migrated from version 1 on wake, its data intact", async () => {
     const runId = await busyRun();
     const before = await snapshot(runId);
-    await runInDurableObject(runObject(runId), (_instance, state) =>
-      state.storage.sql.exec("DROP TABLE schema_migrations"),
-    );
+    await runInDurableObject(runObject(runId), (_instance, state) => revertToVersion1(state.storage.sql, false));
     await evictDurableObject(runObject(runId), { webSockets: "close" });
-    const version = await runInDurableObject(runObject(runId), (_instance, state) => schemaVersion(state.storage.sql));
-    expect(version).toBe(1);
+    const applied = await runInDurableObject(runObject(runId), (_instance, state) =>
+      state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").toArray(),
+    );
+    expect(applied.map((row) => row.version)).toEqual(RUN_MIGRATIONS.map((migration) => migration.version));
     const after = await snapshot(runId);
     expect(after.events).toEqual(before.events);
     expect(after.commands).toEqual(before.commands);
     expect(after.timers).toEqual(before.timers);
+  });
+
+  it("an object with only schema version 1 takes the recovery migration and runs on as generation 1", async () => {
+    const runId = await busyRun();
+    const before = await snapshot(runId);
+    await runInDurableObject(runObject(runId), (_instance, state) => revertToVersion1(state.storage.sql));
+    await evictDurableObject(runObject(runId), { webSockets: "close" });
+    const woken = await runInDurableObject(runObject(runId), (_instance, state) => ({
+      version: schemaVersion(state.storage.sql),
+      run: columnsOf(state.storage.sql, "run"),
+      chunks: columnsOf(state.storage.sql, "checkpoint_chunks"),
+    }));
+    expect(woken.version).toBe(2);
+    expect(woken.run).toEqual(expect.arrayContaining(["generation", "native_session", "recovery", "recovery_episode"]));
+    expect(woken.chunks).toEqual(["upload_id", "idx", "body"]);
+    const after = await snapshot(runId);
+    expect(after.events).toEqual(before.events);
+    expect(after.commands).toEqual(before.commands);
+    expect(after.timers).toEqual(before.timers);
+    expect(after.run).toMatchObject({ generation: 1, highestSourceSeq: 3, nativeSession: null, checkpoint: null });
+
+    // The stored generation-1 events go on under the same producer: a resend is a duplicate, 4 is next.
+    const created = await json(
+      await call(`/v1/runs/${runId}/tokens`, { method: "POST", json: { role: "runner" } }),
+      201,
+    );
+    const third = await claim(runId, created.token, "third");
+    expect(third.claimed).toMatchObject({ generation: 1, ackedSourceSeq: 3 });
+    third.runner.send({
+      type: "events",
+      epoch: third.epoch,
+      events: [agentEvent(3, "approval.requested", { requestId: "req-1" }), agentEvent(4)],
+    });
+    expect(await third.runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 4 });
+    const runnerEvents = (await allEvents(runId)).filter((event) => event.source === "runner");
+    expect(runnerEvents.map((event) => [event.sourceSeq, event.generation])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 1],
+    ]);
   });
 
   it("a migration that fails is rolled back whole and not recorded", async () => {
@@ -139,7 +197,7 @@ describe("schema migrations", () => {
         return (error as Error).message;
       }
     });
-    expect(message).toMatch(/has version 5; expected 2/);
+    expect(message).toMatch(new RegExp(`has version 5; expected ${RUN_MIGRATIONS.length + 1}`));
   });
 
   it("the tenant index and stream objects record their schema versions too", async () => {
