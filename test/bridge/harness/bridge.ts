@@ -102,6 +102,18 @@ export function runArgs(o: {
   return ["run", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
+/** `runner-bridge resume` on a fresh sandbox: the run's checkpoint restored, the next generation started. */
+export function resumeArgs(o: {
+  edge: string;
+  runId: string;
+  token: string;
+  dir: string;
+  extra?: string[];
+  agent: string[];
+}): string[] {
+  return ["resume", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
+}
+
 export function attachArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[] }): string[] {
   return ["attach", ...commonArgs(o), ...(o.extra ?? [])];
 }
