@@ -17,6 +17,7 @@ import {
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
 import { CheckpointStore } from "./checkpoint-store.ts";
+import { RecoveryDecisions } from "./decision-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
@@ -46,6 +47,7 @@ export class RunMachine {
   readonly commands: CommandStore;
   readonly approvals: ApprovalStore;
   readonly checkpoints: CheckpointStore;
+  readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
 
   readonly now: number;
@@ -58,6 +60,7 @@ export class RunMachine {
     this.commands = new CommandStore(sql);
     this.approvals = new ApprovalStore(sql);
     this.checkpoints = new CheckpointStore(sql);
+    this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
   }
 
