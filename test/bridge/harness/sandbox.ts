@@ -26,10 +26,10 @@ export async function wipeSandbox(bridge: BridgeProcess, dir: string, alsoDelete
 }
 
 /**
- * The stored log, after checking that seq is gapless from 1, split into its two streams: the
- * runner's events as `[generation, sourceSeq, type]` and the control events' types, each in log
- * order (where a control event falls between runner events depends on timing; each stream's
- * order does not).
+ * The stored log, after checking that seq is gapless from 1, split into its streams, each in log
+ * order: the runner's events as `[generation, sourceSeq, type]`, the control events' types, and
+ * the checkpoints stored (`run.checkpoint`, how many depends on the bridge's timer). Where a
+ * control event falls between runner events depends on timing; each stream's order does not.
  */
 export async function transcript(api: Api, runId: string) {
   const events = await api.events(runId);
@@ -40,7 +40,10 @@ export async function transcript(api: Api, runId: string) {
     events,
     runner,
     runnerRows: runner.map((e) => [e.generation ?? null, e.sourceSeq ?? null, e.type]),
-    control: events.filter((e) => e.source !== "runner").map((e) => e.type),
+    control: events.filter((e) => e.source !== "runner" && e.type !== "run.checkpoint").map((e) => e.type),
+    checkpoints: events
+      .filter((e) => e.type === "run.checkpoint")
+      .map((e) => e.data as { digest: string; generation: number; sourceSeq: number; bytes: number }),
   };
 }
 
