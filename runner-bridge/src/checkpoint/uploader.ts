@@ -58,7 +58,8 @@ export class Checkpointer {
   private native: { provider: string; id: string } | null = null;
   private wanted = false;
   private pending: Snapshot | null = null;
-  private uploaded: { digest: string; covers: number } | null = null;
+  /** The last snapshot the edge stored or refused: the same one is not offered again. */
+  private lastSent: { digest: string; covers: number } | null = null;
   private inFlight = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
@@ -125,7 +126,7 @@ export class Checkpointer {
       return;
     }
     const digest = digestOf(bytes);
-    const last = this.pending ?? this.uploaded;
+    const last = this.pending ?? this.lastSent;
     if (last && last.digest === digest && last.covers >= covers) return;
     this.pending = { bytes, digest, covers };
   }
@@ -145,7 +146,7 @@ export class Checkpointer {
         digest: snapshot.digest,
         bytes: snapshot.bytes,
       });
-      this.uploaded = { digest: snapshot.digest, covers: snapshot.covers };
+      this.lastSent = { digest: snapshot.digest, covers: snapshot.covers };
       this.options.log.info(
         `checkpoint ${snapshot.digest.slice(0, 19)}… (${snapshot.bytes.length} bytes) covers sourceSeq ${snapshot.covers}`,
       );
@@ -153,6 +154,7 @@ export class Checkpointer {
       const transient = !(err instanceof EdgeRefusal) || err.status >= 500;
       this.options.log.warn(`checkpoint upload failed${transient ? " (will retry)" : ""}: ${(err as Error).message}`);
       if (transient) this.pending ??= snapshot;
+      else this.lastSent = { digest: snapshot.digest, covers: snapshot.covers };
     } finally {
       this.inFlight = false;
     }
