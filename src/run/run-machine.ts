@@ -271,6 +271,7 @@ export class RunMachine {
   terminalize(outcome: Outcome, byObject: boolean): void {
     const run = this.mustLoad();
     this.store.finish(outcome, this.now);
+    if (run.recovery !== null) this.store.setRecovery(null);
     this.timers.clearAllExcept(["index_sync"]);
     this.timers.set("retention", this.now + run.retentionMs);
     this.control(run.epoch, "run.finished", { outcome });
