@@ -230,6 +230,55 @@ describe("the old generation cannot touch the new one", () => {
   });
 });
 
+describe("a late bridge of the old generation", () => {
+  it("is fenced when it comes back after the next generation started, and stores nothing", async () => {
+    const sandbox = tempDir("sandbox-1-");
+    const own = path.join(sandbox, "state.txt");
+    const late = marker("late");
+    const first = await start(
+      [
+        session("s-6"),
+        { write: [own, "turn 1"] },
+        line({ type: "RUN_FINISHED", threadId: "s-6", runId: "turn-1" }),
+        { waitFile: late },
+        { out: "printed while generation 2 runs" },
+        { sleepForever: true },
+      ],
+      { extra: ["--checkpoint", own] },
+    );
+    const { runId, token } = first;
+    await checkpointCovering(t.api, runId, 1, 2);
+    first.bridge.child.kill("SIGSTOP"); // the sandbox is cut off, not gone
+    try {
+      await recovering(t.api, runId, "resume");
+      const finish = marker("finish");
+      const restored = path.join(tempDir("sandbox-2-"), "state.txt");
+      const second = resume(runId, token, [{ out: "generation 2" }, { waitFile: finish }], ["--checkpoint", restored]);
+      await runnerEventCount(runId, 3);
+
+      touch(late);
+      await waitFor("the old agent to print its late line", () =>
+        fs.readFileSync(path.join(first.dir, "journal.ndjson"), "utf8").includes("generation 2 runs"),
+      );
+      first.bridge.child.kill("SIGCONT");
+      expect(await first.bridge.waitExit()).toBe(2);
+      expect(first.bridge.stderr()).toMatch(/fenced/);
+
+      touch(finish);
+      expect(await second.waitExit()).toBe(0);
+    } finally {
+      first.bridge.child.kill("SIGCONT");
+    }
+    const { runnerRows } = await transcript(t.api, runId);
+    expect(runnerRows).toEqual([
+      [1, 1, "agent.session"],
+      [1, 2, "RUN_FINISHED"],
+      [2, 1, "TEXT_MESSAGE_CHUNK"],
+    ]);
+    expect(await t.api.getRun(runId)).toMatchObject({ status: "succeeded", generation: 2 });
+  });
+});
+
 describe("nobody recovers the run", () => {
   it("when recoverMs passes the run fails runner_lost", async () => {
     const started = marker("started");
