@@ -166,6 +166,55 @@ describe("events after the last checkpoint: ambiguous, an operator decides", () 
   });
 });
 
+describe("an operator restarts a run that had a session", () => {
+  it("a plain run then serves generation 2 from scratch, its events counted from sourceSeq 1", async () => {
+    const { runId, token, dir, bridge } = await start([session("s-7"), { out: "half done" }, { sleepForever: true }]);
+    await runnerEventCount(runId, 2);
+    await wipeSandbox(bridge, dir);
+    await recovering(t.api, runId, "ambiguous");
+    expect((await recover(runId, "restart", "op-restart")).status).toBe(201);
+
+    const fresh = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId,
+        token,
+        dir: t.runDir(),
+        agent: t.agent([session("s-8"), { out: "all done" }]),
+      }),
+    );
+    expect(await fresh.waitExit()).toBe(0);
+    const { events, runnerRows, control } = await transcript(t.api, runId);
+    expect(runnerRows).toEqual([
+      [1, 1, "agent.session"],
+      [1, 2, "TEXT_MESSAGE_CHUNK"],
+      [2, 1, "agent.session"],
+      [2, 2, "TEXT_MESSAGE_CHUNK"],
+    ]);
+    expect(control).toEqual([
+      "run.created",
+      "run.claimed",
+      "run.stalled",
+      "run.recovering",
+      "run.recovery.decided",
+      "run.generation.started",
+      "run.claimed",
+      "run.finished",
+    ]);
+    expect(events.find((e) => e.type === "run.generation.started")?.data).toEqual({
+      generation: 2,
+      previous: 1,
+      mode: "restart",
+      nativeSession: null,
+    });
+    expect(await t.api.getRun(runId)).toMatchObject({
+      status: "succeeded",
+      generation: 2,
+      nativeSession: { provider: "scripted", id: "s-8" },
+    });
+  });
+});
+
 describe("the old generation cannot touch the new one", () => {
   it("its pending approval expires and a decision for it is stale; a replayed cancel naming it changes nothing", async () => {
     const sandbox = tempDir("sandbox-1-");
