@@ -118,7 +118,7 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
   it("deadlines set before the crash (claim timeout, lease expiry, approval expiry) fire after the restart", async () => {
     const DEADLINE_MS = 4000;
     const claim = await t.api.createRun({ timeouts: { claimMs: DEADLINE_MS } });
-    // A lost runner's run waits in `recovering` for recoverMs before it fails (docs/PROTOCOL.md).
+    // Lost with its runner: recovering after the takeover window, failed once recoverMs passes too.
     const lease = await t.api.createRun({ timeouts: { heartbeatMs: DEADLINE_MS, takeoverMs: 1000, recoverMs: 1000 } });
     scene.runner(await RawRunner.claim(t.edge.url, lease.run.id, lease.runnerToken, "lease-runner"));
     const approval = await t.api.createRun({ timeouts: { approvalMs: DEADLINE_MS } });
