@@ -36,6 +36,8 @@ export interface CheckpointerOptions {
   intervalMs: number;
   log: Logger;
   upload(up: CheckpointUpload): Promise<unknown>;
+  /** First retry delay after a failure in transit (doubling); default 250 ms. */
+  retryBaseMs?: number;
 }
 
 interface Snapshot {
@@ -43,6 +45,8 @@ interface Snapshot {
   digest: string;
   /** The journal lines read before the files were: the events the snapshot is sure to reflect. */
   covers: number;
+  /** Uploads of it that failed in transit so far. */
+  failures: number;
 }
 
 /**
@@ -61,6 +65,8 @@ export class Checkpointer {
   /** The last snapshot the edge stored or refused: the same one is not offered again. */
   private lastSent: { digest: string; covers: number } | null = null;
   private inFlight = false;
+  /** No upload before this time (backing off after a failure in transit). */
+  private retryAt = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
 
@@ -128,13 +134,14 @@ export class Checkpointer {
     const digest = digestOf(bytes);
     const last = this.pending ?? this.lastSent;
     if (last && last.digest === digest && last.covers >= covers) return;
-    this.pending = { bytes, digest, covers };
+    this.pending = { bytes, digest, covers, failures: 0 };
   }
 
   private async flush(): Promise<void> {
     const snapshot = this.pending;
     const claim = this.host.claim();
     if (this.inFlight || !snapshot || !claim || this.host.acked() < snapshot.covers) return;
+    if (Date.now() < this.retryAt) return;
     this.inFlight = true;
     this.pending = null;
     const { epoch, generation } = claim;
@@ -151,16 +158,26 @@ export class Checkpointer {
         `checkpoint ${snapshot.digest.slice(0, 19)}… (${snapshot.bytes.length} bytes) covers sourceSeq ${snapshot.covers}`,
       );
     } catch (err) {
+      // A refusal is final for this snapshot; one lost in transit (or a 5xx) is retried a few
+      // times with backoff, after which the next turn or timer tick offers a fresh one.
       const transient = !(err instanceof EdgeRefusal) || err.status >= 500;
-      this.options.log.warn(`checkpoint upload failed${transient ? " (will retry)" : ""}: ${(err as Error).message}`);
-      if (transient) this.pending ??= snapshot;
-      else this.lastSent = { digest: snapshot.digest, covers: snapshot.covers };
+      const retry = transient && snapshot.failures + 1 < MAX_TRANSIENT_FAILURES;
+      this.options.log.warn(`checkpoint upload failed${retry ? " (will retry)" : ""}: ${(err as Error).message}`);
+      if (retry) {
+        this.pending ??= { ...snapshot, failures: snapshot.failures + 1 };
+        this.retryAt = Date.now() + (this.options.retryBaseMs ?? RETRY_BASE_MS) * 2 ** snapshot.failures;
+      } else if (!transient) {
+        this.lastSent = { digest: snapshot.digest, covers: snapshot.covers };
+      }
     } finally {
       this.inFlight = false;
     }
-    if (this.pending && !this.stopped) setTimeout(() => this.tick(), transientDelay).unref?.();
+    if (this.pending && !this.stopped) {
+      setTimeout(() => this.tick(), Math.max(0, this.retryAt - Date.now())).unref?.();
+    }
   }
 }
 
-/** Pause before retrying an upload that failed in transit, or sending one that waited. */
-const transientDelay = 250;
+/** Backoff of an upload that failed in transit: 250 ms, doubling, at most 5 attempts per snapshot. */
+const RETRY_BASE_MS = 250;
+const MAX_TRANSIENT_FAILURES = 5;

@@ -29,6 +29,7 @@ function setup(o: { fail?: (up: CheckpointUpload) => Error | null } = {}) {
     {
       places: sessionPlaces("ndjson", {}, dir, own),
       intervalMs: 60_000,
+      retryBaseMs: 5,
       log,
       async upload(up) {
         const failure = o.fail?.(up);
@@ -135,6 +136,31 @@ describe("the checkpoint uploader", () => {
     await waitFor("the retried upload to go through", () => uploads.length === 1, 5000);
     expect(uploads.map((u) => u.sourceSeq)).toEqual([2]);
     expect(warnings.slice(1)).toEqual(["checkpoint upload failed (will retry): fetch failed"]);
+    checkpointer.stop();
+  });
+
+  it("gives a snapshot that never reaches the edge up after 5 attempts; the next turn offers a fresh one", async () => {
+    let attempts = 0;
+    const { own, host, warnings, checkpointer, settle } = setup({
+      fail: () => {
+        attempts++;
+        return new Error("fetch failed");
+      },
+    });
+    checkpointer.observe("agent.session", { provider: "mine", id: "s-1" });
+    fs.writeFileSync(own, "state");
+    host.lines = host.acked = 1;
+    turnEnd(checkpointer);
+    checkpointer.tick();
+    await waitFor("five attempts", () => attempts === 5, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(attempts).toBe(5);
+    expect(warnings.at(-1)).toBe("checkpoint upload failed: fetch failed");
+    expect(warnings.filter((w) => w.includes("will retry"))).toHaveLength(4);
+    turnEnd(checkpointer);
+    checkpointer.tick();
+    await settle();
+    expect(attempts).toBeGreaterThan(5);
     checkpointer.stop();
   });
 });
