@@ -11,7 +11,7 @@ import { checkpointCovering, recovering, transcript, wipeSandbox } from "./harne
 // agents (test/bridge/fixtures/scripted-agent.mjs) keep their own checkpoint file (--checkpoint).
 
 const t = useEdge();
-const TIMEOUTS = { heartbeatMs: 1000, takeoverMs: 300, recoverMs: 60_000 };
+const TIMEOUTS = { heartbeatMs: 2000, takeoverMs: 300, recoverMs: 60_000 };
 const line = (value: unknown) => ({ out: JSON.stringify(value) });
 const session = (id: string) => line({ type: "agent.session", provider: "scripted", id });
 
@@ -145,11 +145,19 @@ describe("events after the last checkpoint: ambiguous, an operator decides", () 
   });
 
   it("operator fail ends the run failed; of two concurrent decisions one wins and the other is 409", async () => {
-    const { runId, dir, bridge } = await start([session("s-4b"), { sleepForever: true }]);
+    const { runId, token, dir, bridge } = await start([session("s-4b"), { sleepForever: true }]);
     await runnerEventCount(runId, 1);
     await wipeSandbox(bridge, dir);
     const lost = await recovering(t.api, runId, "ambiguous");
     expect(lost.recovery?.reason).toMatch(/no checkpoint/);
+    // A plain run would race the operator's decision: refused before it launches anything.
+    const plainDir = t.runDir();
+    const plain = t.bridge(
+      runArgs({ edge: t.edge.url, runId, token, dir: plainDir, agent: t.agent([{ out: "never" }]) }),
+    );
+    expect(await plain.waitExit()).toBe(6);
+    expect(plain.stderr()).toMatch(/recovering in mode ambiguous; an operator must decide first/);
+    expect(fs.existsSync(plainDir)).toBe(false);
 
     const noCheckpoint = await recover(runId, "resume", "op-resume");
     expect(noCheckpoint).toMatchObject({ status: 409, body: { error: { code: "not_resumable" } } });
@@ -332,7 +340,7 @@ describe("nobody recovers the run", () => {
   it("when recoverMs passes the run fails runner_lost", async () => {
     const started = marker("started");
     const { runId, dir, bridge } = await start([{ touch: started }, { sleepForever: true }], {
-      timeouts: { ...TIMEOUTS, recoverMs: 1500 },
+      timeouts: { ...TIMEOUTS, recoverMs: 3000 },
     });
     await waitFor("the agent to start", () => fs.existsSync(started));
     await t.api.waitForStatus(runId, "running");

@@ -14,8 +14,8 @@ import { nativeOf } from "./unit/agui-support.ts";
 const t = useEdge();
 const CODEX = [NODE, path.join(FIXTURES, "fake-codex-app-server.mjs")];
 const CLAUDE = [NODE, path.join(FIXTURES, "fake-claude-code.mjs")];
-/** Quick loss detection: the lease lapses after 1 s, the takeover window after 0.3 s more. */
-const TIMEOUTS = { heartbeatMs: 1000, takeoverMs: 300, recoverMs: 60_000 };
+/** Quick loss detection: the lease lapses after 2 s (heartbeats every 0.67 s), the takeover window 0.3 s later. */
+const TIMEOUTS = { heartbeatMs: 2000, takeoverMs: 300, recoverMs: 60_000 };
 const CHECKPOINT_EVERY = ["--checkpoint-interval", "150"];
 
 /** The edge's own events around a wiped sandbox resumed by a second bridge, one input sent to it. */
@@ -138,7 +138,8 @@ describe("a run outlives its sandbox", () => {
   });
 
   it("claude-code: the new sandbox, in another cwd, resumes the session with --resume; a successor takes it over", async () => {
-    const created = await t.api.createRun({ timeouts: TIMEOUTS });
+    // A takeover window long enough for a successor bridge to start and claim.
+    const created = await t.api.createRun({ timeouts: { ...TIMEOUTS, takeoverMs: 3000 } });
     const runId = created.run.id;
     const config1 = tempDir("claude-config-");
     const cwd1 = tempDir("sandbox-1-");
@@ -177,8 +178,10 @@ describe("a run outlives its sandbox", () => {
     await waitFor("generation 2 to answer initialize", async () =>
       (await t.api.events(runId)).some((e) => e.generation === 2 && e.type === "RAW"),
     );
-    // The resumed generation's bridge dies too; a successor on its directory serves generation 2.
+    // The resumed generation's bridge dies too: once its lease lapses, a successor on its
+    // directory takes generation 2 over within the takeover window.
     await second.kill9();
+    await t.api.waitForStatus(runId, "stalled");
     const successor = t.bridge(
       attachArgs({ edge: t.edge.url, runId, token: created.runnerToken, dir: dir2 }),
       sandbox2,
@@ -201,7 +204,12 @@ describe("a run outlives its sandbox", () => {
       [2, 3, "TEXT_MESSAGE_CHUNK"],
       [2, 4, "RUN_FINISHED"],
     ]);
-    expect(control).toEqual([...RECOVERED_CONTROL.slice(0, 6), "run.claimed", ...RECOVERED_CONTROL.slice(6)]);
+    expect(control).toEqual([
+      ...RECOVERED_CONTROL.slice(0, 6),
+      "run.stalled",
+      "run.claimed",
+      ...RECOVERED_CONTROL.slice(6),
+    ]);
     const gen2 = events.filter((e) => e.generation === 2);
     expect(data(gen2[1])).toMatchObject({ provider: "claude-code", id: "sess-fixture" });
     // Message numbering goes on from the restored transcript: it was restored for the new cwd.
