@@ -95,6 +95,14 @@ export class ApprovalStore {
     return this.find(requestId) as ApprovalRecord;
   }
 
+  /** The generation whose agent asked. */
+  generationOf(requestId: string): number | null {
+    const row = this.sql
+      .exec<{ generation: number }>("SELECT generation FROM approvals WHERE request_id = ?", requestId)
+      .toArray()[0];
+    return row ? row.generation : null;
+  }
+
   pending(): ApprovalRecord[] {
     return this.sql
       .exec<RawApproval>("SELECT * FROM approvals WHERE state = 'pending' ORDER BY requested_seq")

@@ -147,13 +147,14 @@ export class RunMachine {
   /**
    * Queues a command, and delivers it when a runner holds the claim. `generation`: the one the
    * sender meant it for; naming any but the current is refused, so a replayed command cannot reach
-   * a generation it was not meant for.
+   * a generation it was not meant for. `bindTo`: the generation it may only ever be sent to.
    */
   submitCommand(
     commandId: string,
     kind: CommandType,
     fields: CommandBodyFields,
     generation?: number,
+    bindTo: number | undefined = generation,
   ): Result<Submitted<CommandRecord>> {
     const stale = this.staleGeneration(generation);
     if (stale) return stale;
@@ -174,7 +175,7 @@ export class RunMachine {
       kind,
       body: fields,
       fingerprint,
-      generation: generation ?? null,
+      generation: bindTo ?? null,
       now: this.now,
     });
     const named = generation === undefined ? {} : { generation };
@@ -291,7 +292,9 @@ export class RunMachine {
     const type = state === "expired" ? "approval.expired" : "approval.resolved";
     const fields: CommandBodyFields = reason === undefined ? { requestId, decision } : { requestId, decision, reason };
     this.control(run.epoch, type, fields);
-    this.submitCommand(`~approval:${requestId}`, "approval", fields);
+    // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
+    const asked = this.approvals.generationOf(requestId) ?? run.generation;
+    if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
     if (run.status === "waiting" && this.approvals.pending().length === 0) this.setStatus("running");
     return approval;
   }

@@ -308,6 +308,7 @@ export class RunStore {
     this.sql.exec("DELETE FROM checkpoint_chunks");
     this.sql.exec("DELETE FROM checkpoint_uploads");
     this.sql.exec("DELETE FROM checkpoint");
+    this.sql.exec("DELETE FROM recovery_decisions");
     this.sql.exec("UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1", now);
   }
 }

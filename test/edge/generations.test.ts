@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
-import { allEvents, call, expectGapless, getRun, json, timers } from "./helpers.ts";
+import { advance, allEvents, call, expectGapless, getRun, json, timers } from "./helpers.ts";
 import { type LiveRun, lose, runWith, session } from "./recovery-helpers.ts";
 import { agentEvent, connectRunner, watch } from "./sockets.ts";
 
@@ -13,8 +13,8 @@ async function resume(live: LiveRun, generation = 2, runnerId = "new-sandbox") {
 }
 
 /** Generation 1 stored `events`, checkpointed all of them, then its sandbox was lost: recovering, resume. */
-async function lostAfter(events: ReturnType<typeof agentEvent>[]) {
-  const live = await runWith(events, events.length);
+async function lostAfter(events: ReturnType<typeof agentEvent>[], timeouts: Record<string, number> = {}) {
+  const live = await runWith(events, events.length, timeouts);
   live.runner.close();
   await lose(live.runId);
   expect((await getRun(live.runId)).recovery?.mode).toBe("resume");
@@ -39,6 +39,18 @@ describe("a new generation", () => {
     const decision = await json(await post(live.runId, "approvals/req-1", { decision: "approve" }), 409);
     expect(decision.error).toEqual({ code: "stale", message: "approval req-1 is already expired" });
     expect(g2.claimed.commands).toEqual([]);
+  });
+
+  it("an old generation's approval that timed out while recovering sends its deny to nobody", async () => {
+    const asking = [session(1), agentEvent(2, "approval.requested", { requestId: "req-1" })];
+    const live = await lostAfter(asking, { approvalMs: 30_000 });
+    await advance(live.runId, 30_000);
+    const expired = (await allEvents(live.runId)).filter((e) => e.type === "approval.expired");
+    expect(expired.map((e) => e.data)).toEqual([{ requestId: "req-1", decision: "deny", reason: "approval_timeout" }]);
+    const g2 = await resume(live);
+    expect(g2.claimed.commands).toEqual([]);
+    const decision = await json(await post(live.runId, "approvals/req-1", { decision: "deny" }), 409);
+    expect(decision.error.code).toBe("stale");
   });
 
   it("a replayed cancel naming generation 1 is 409 stale and leaves generation 2 running", async () => {

@@ -57,8 +57,12 @@ export interface LiveRun {
 }
 
 /** A claimed run that stored `events` (generation 1) and, if given, a checkpoint covering `checkpointAt`. */
-export async function runWith(events: ReturnType<typeof agentEvent>[], checkpointAt?: number): Promise<LiveRun> {
-  const created = await createRun({ timeouts: LOSABLE });
+export async function runWith(
+  events: ReturnType<typeof agentEvent>[],
+  checkpointAt?: number,
+  timeouts: Record<string, number> = {},
+): Promise<LiveRun> {
+  const created = await createRun({ timeouts: { ...LOSABLE, ...timeouts } });
   const runId = created.run.id;
   const { runner, epoch } = await claim(runId, created.runnerToken);
   if (events.length > 0) {
