@@ -1,7 +1,7 @@
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
 
-/** Command-line parsing for `run` and `attach` (flags as documented in the README). */
+/** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
 export interface CommonArgs {
   edge: string;
   runId: string;
@@ -11,6 +11,8 @@ export interface CommonArgs {
   giveUpMs: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** How often the session files are looked at for a new checkpoint. */
+  checkpointIntervalMs: number;
   quiet: boolean;
 }
 
@@ -19,7 +21,15 @@ export interface RunArgs extends CommonArgs {
   adapter: string;
   envNames: string[];
   prompt?: string;
+  /** ndjson: the agent's own checkpoint file or directory. */
+  checkpoint?: string;
   argv: string[];
+}
+
+/** `resume`: like `run` on a fresh sandbox; the adapter defaults to the one of the run's session. */
+export interface ResumeArgs extends Omit<RunArgs, "command" | "adapter"> {
+  command: "resume";
+  adapter?: string;
 }
 
 export interface AttachArgs extends CommonArgs {
@@ -27,16 +37,22 @@ export interface AttachArgs extends CommonArgs {
   waitMs: number;
 }
 
-export type Args = RunArgs | AttachArgs | { command: "help" };
+export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" };
 
 export const USAGE = `usage:
   runner-bridge run    --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
-                       [--env NAME ...] [--prompt TEXT] -- CMD [ARGS...]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
   runner-bridge attach --edge URL --run ID --token TOKEN [--dir DIR] [--wait-ms MS]
+  runner-bridge resume --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
+    (on a fresh sandbox: restores the run's checkpoint and starts the next generation with the
+     provider's resume; only while the run is recovering in mode resume)
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
-                --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000), --quiet
+                --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
+                --checkpoint-interval MS (default 60000), --quiet
 the token may also come from RUNNER_BRIDGE_TOKEN.
-exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout, 1 other`;
+exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout,
+             6 not resumable (resume: the run is not recovering in mode resume), 1 other`;
 
 const COMMON = {
   edge: { type: "string" },
@@ -47,6 +63,7 @@ const COMMON = {
   "give-up-ms": { type: "string" },
   "reconnect-min-ms": { type: "string" },
   "reconnect-max-ms": { type: "string" },
+  "checkpoint-interval": { type: "string" },
   quiet: { type: "boolean" },
 } satisfies ParseArgsOptionsConfig;
 const RUN: ParseArgsOptionsConfig = {
@@ -54,6 +71,7 @@ const RUN: ParseArgsOptionsConfig = {
   adapter: { type: "string" },
   env: { type: "string", multiple: true },
   prompt: { type: "string" },
+  checkpoint: { type: "string" },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
 
@@ -75,31 +93,29 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
 function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const [command, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") return { command: "help" };
-  if (command !== "run" && command !== "attach") throw new UsageProblem(`unknown command ${command}`);
+  if (command !== "run" && command !== "attach" && command !== "resume")
+    throw new UsageProblem(`unknown command ${command}`);
   const { flags, agent } = splitAgentCommand(command, rest);
   const common = commonArgs(flags, env);
   if (command === "attach") {
     if (agent.length) throw new UsageProblem("attach takes no agent command");
     return { ...common, command, waitMs: integer(flags, "wait-ms", 10_000) };
   }
-  if (agent.length === 0) throw new UsageProblem("run needs the agent's command after --");
+  if (agent.length === 0) throw new UsageProblem(`${command} needs the agent's command after --`);
   const envNames = (flags.env as string[] | undefined) ?? [];
   const badName = envNames.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName !== undefined) throw new UsageProblem(`--env ${badName} is not a variable name`);
-  const args: RunArgs = {
-    ...common,
-    command,
-    adapter: (flags.adapter as string | undefined) ?? "ndjson",
-    envNames,
-    argv: agent,
-  };
-  if (typeof flags.prompt === "string") args.prompt = flags.prompt;
-  return args;
+  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, argv: agent };
+  if (typeof flags.prompt === "string") launch.prompt = flags.prompt;
+  if (typeof flags.checkpoint === "string") launch.checkpoint = flags.checkpoint;
+  const adapter = flags.adapter as string | undefined;
+  if (command === "resume") return adapter === undefined ? { ...launch, command } : { ...launch, command, adapter };
+  return { ...launch, command, adapter: adapter ?? "ndjson" };
 }
 
 /** The flags before `--` (node:util's parser, strict) and the agent's command after it. */
-function splitAgentCommand(command: "run" | "attach", rest: string[]): { flags: Flags; agent: string[] } {
-  const options = command === "run" ? RUN : ATTACH;
+function splitAgentCommand(command: "run" | "attach" | "resume", rest: string[]): { flags: Flags; agent: string[] } {
+  const options = command === "attach" ? ATTACH : RUN;
   const parse = () => parseFlags({ args: rest, options, strict: true, allowPositionals: true, tokens: true });
   let parsed: ReturnType<typeof parse>;
   try {
@@ -132,6 +148,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
     giveUpMs: integer(flags, "give-up-ms", 600_000),
     reconnectMinMs: Math.max(1, integer(flags, "reconnect-min-ms", 250)),
     reconnectMaxMs: integer(flags, "reconnect-max-ms", 15_000),
+    checkpointIntervalMs: Math.max(50, integer(flags, "checkpoint-interval", 60_000)),
     quiet: flags.quiet === true,
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;

@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
+import path from "node:path";
 import { RUN_ID_PATTERN } from "../../src/protocol/index.ts";
 import { ADAPTERS, createAdapter } from "./adapters/index.ts";
-import { type AttachArgs, type CommonArgs, parseArgs, type RunArgs, USAGE } from "./args.ts";
+import { agentEnvironment } from "./agent-env.ts";
+import { type AttachArgs, type CommonArgs, parseArgs, type ResumeArgs, type RunArgs, USAGE } from "./args.ts";
+import { getRecovery } from "./checkpoint/edge-api.ts";
+import { sessionPlaces } from "./checkpoint/files.ts";
 import { normalizeEdge, type Preflight, preflight } from "./edge.ts";
 import { BridgeExit, EXIT, type ExitCode } from "./exit.ts";
 import { startAgent } from "./launch.ts";
@@ -20,10 +24,8 @@ import {
   removeRunFiles,
   runPaths,
 } from "./rundir.ts";
+import { prepareResume } from "./resume.ts";
 import { Session } from "./session.ts";
-
-/** Variables every agent gets from the bridge's environment; anything else only with --env. */
-const BASE_ENV = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ"];
 
 export async function main(argv: string[]): Promise<ExitCode> {
   const parsed = parseArgs(argv);
@@ -42,7 +44,9 @@ export async function main(argv: string[]): Promise<ExitCode> {
     if (!RUN_ID_PATTERN.test(args.runId))
       throw new BridgeExit(EXIT.failure, `--run ${args.runId} is not a valid run id`);
     normalizeEdge(args.edge);
-    return args.command === "run" ? await runCommand(args, log) : await attachCommand(args, log);
+    if (args.command === "run") return await runCommand(args, log);
+    if (args.command === "resume") return await resumeCommand(args, log);
+    return await attachCommand(args, log);
   } catch (err) {
     if (err instanceof BridgeExit) {
       process.stderr.write(`runner-bridge: ${log.scrub(err.message)}\n`);
@@ -82,6 +86,7 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     if (value) log.redact([value]);
   }
   const fault = process.env.RUNNER_BRIDGE_FAULT;
+  const places = sessionPlaces(spec.adapter, agentEnvironment(spec.envNames, false), spec.cwd, spec.checkpoint);
   return new Session({
     edge: args.edge,
     runId: args.runId,
@@ -98,6 +103,8 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     reconnectMaxMs: Math.max(args.reconnectMinMs, args.reconnectMaxMs),
     graceMs: args.graceMs,
     claimTimeoutMs: 15_000,
+    checkpoint: { places, intervalMs: args.checkpointIntervalMs },
+    ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
     ...(fault ? { fault } : {}),
   });
 }
@@ -106,22 +113,22 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   if (!(ADAPTERS as readonly string[]).includes(args.adapter)) {
     throw new BridgeExit(EXIT.failure, `unknown adapter ${args.adapter} (one of ${ADAPTERS.join(", ")})`);
   }
-  const agentEnv: Record<string, string> = {};
-  for (const name of BASE_ENV) {
-    const v = process.env[name];
-    if (v !== undefined) agentEnv[name] = v;
+  const agentEnv = agentEnvironment(args.envNames);
+  for (const name of args.envNames) log.redact([agentEnv[name] as string]);
+  const paths = freshRunDir(args);
+  const look = await lookAtRun(args);
+  failOnVerdict(look, args.runId);
+  if (look.kind === "live" && look.status === "recovering") {
+    // Only a restart may be claimed by a plain run; anything else would race a resume.
+    const state = await getRecovery(args);
+    if (state.mode !== "restart") {
+      const hint = state.mode === "resume" ? "use runner-bridge resume" : "an operator must decide first";
+      throw new BridgeExit(
+        EXIT.notResumable,
+        `recovering: run ${args.runId} is recovering in mode ${state.mode ?? "unknown"}; ${hint}`,
+      );
+    }
   }
-  for (const name of args.envNames) {
-    const v = process.env[name];
-    if (v === undefined) throw new BridgeExit(EXIT.failure, `--env ${name}: the variable is not set`);
-    agentEnv[name] = v;
-    log.redact([v]);
-  }
-  const paths = runPaths(args.dir ?? defaultRunDir(args.runId));
-  if (journalExists(paths)) {
-    throw new BridgeExit(EXIT.failure, `a journal already exists in ${paths.dir}; use attach to take it over`);
-  }
-  failOnVerdict(await lookAtRun(args), args.runId);
 
   const [command, ...commandArgs] = args.argv as [string, ...string[]];
   const spec: RunSpec = {
@@ -136,9 +143,30 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
     createdAt: new Date().toISOString(),
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
+  if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(args.checkpoint);
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
   log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
+}
+
+/** A new generation on a fresh sandbox: restore the checkpoint, resume the provider's session. */
+async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
+  const agentEnv = agentEnvironment(args.envNames);
+  for (const name of args.envNames) log.redact([agentEnv[name] as string]);
+  const paths = freshRunDir(args);
+  failOnVerdict(await lookAtRun(args), args.runId);
+  const { spec, env } = await prepareResume(args, agentEnv, log);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
+  log.info(`resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}; journal ${paths.journal}`);
+  return sessionFor(args, paths, spec, log).run();
+}
+
+function freshRunDir(args: CommonArgs): RunPaths {
+  const paths = runPaths(args.dir ?? defaultRunDir(args.runId));
+  if (journalExists(paths)) {
+    throw new BridgeExit(EXIT.failure, `a journal already exists in ${paths.dir}; use attach to take it over`);
+  }
+  return paths;
 }
 
 async function attachCommand(args: AttachArgs, log: Logger): Promise<ExitCode> {

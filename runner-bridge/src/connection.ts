@@ -18,6 +18,8 @@ export interface ConnectionOptions {
   reconnectMaxMs: number;
   /** How long a connection may take to be claimed. */
   claimTimeoutMs: number;
+  /** The agent generation this bridge serves, named in `hello` (absent: the edge's current one). */
+  generation?: number;
 }
 
 export type ClaimedFrame = Extract<ServerToRunner, { type: "claimed" }>;
@@ -59,10 +61,13 @@ export class Connection {
   private state: State = { kind: "idle" };
   /** The epoch of this process's last claim, named in `hello` after a cut; null before the first. */
   private held: number | null = null;
+  /** The generation this process serves: as asked for, then as claimed (a late old one is fenced). */
+  private generation: number | undefined;
 
   constructor(options: ConnectionOptions, host: ConnectionHost) {
     this.options = options;
     this.host = host;
+    this.generation = options.generation;
   }
 
   start(): void {
@@ -165,6 +170,7 @@ export class Connection {
         onOpen: () => {
           const hello: HelloFrame = { type: "hello", runnerId, lastSourceSeq: this.host.lastSourceSeq() };
           if (this.held !== null) hello.epoch = this.held;
+          if (this.generation !== undefined) hello.generation = this.generation;
           socket.send(encodeRunnerFrame(hello));
         },
         onMessage: (text) => {
@@ -200,6 +206,7 @@ export class Connection {
     const heartbeat = setInterval(() => this.send({ type: "heartbeat", epoch }), every);
     this.leave({ kind: "claimed", socket, epoch, heartbeat });
     this.held = epoch;
+    this.generation = frame.generation;
     this.host.claimed(frame);
   }
 }

@@ -6,6 +6,8 @@ export const EXIT = {
   unknownRun: 3,
   terminalRun: 4,
   journalTimeout: 5,
+  /** resume: the run is not recovering in mode resume (or a claim was refused for recovery). */
+  notResumable: 6,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

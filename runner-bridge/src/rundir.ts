@@ -55,6 +55,15 @@ export interface RunSpec {
   createdAt: string;
   /** Adapter options (e.g. the first prompt for codex / claude-code). */
   prompt?: string;
+  /**
+   * The agent generation this directory serves, named in every `hello` (set by `resume`; absent:
+   * whichever generation the edge says is current).
+   */
+  generation?: number;
+  /** A resumed generation: the provider's native session the agent continues. */
+  resume?: { provider: string; id: string };
+  /** ndjson: the agent's own checkpoint file or directory (`--checkpoint`), absolute. */
+  checkpoint?: string;
 }
 
 export function newNonce(): string {

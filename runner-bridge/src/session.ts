@@ -1,5 +1,7 @@
 import type { RunnerOutcome } from "../../src/protocol/index.ts";
 import type { Adapter } from "./adapters/types.ts";
+import type { SessionPlaces } from "./checkpoint/files.ts";
+import { type Checkpointer, sessionCheckpointer } from "./checkpoint/uploader.ts";
 import { CommandFile, type Envelope } from "./command-file.ts";
 import { CommandHandler } from "./commands.ts";
 import {
@@ -29,6 +31,8 @@ export interface SessionOptions extends Omit<ConnectionOptions, "log"> {
   graceMs: number;
   /** Test-only fault injection (RUNNER_BRIDGE_FAULT). */
   fault?: string;
+  /** Where the agent keeps its session, and how often to look for a new checkpoint of it. */
+  checkpoint?: { places: SessionPlaces; intervalMs: number };
 }
 
 /**
@@ -62,6 +66,9 @@ export class Session {
   private readonly inbox: CommandFile;
   private readonly commands: CommandHandler;
   private readonly connection: Connection;
+  private readonly checkpointer: Checkpointer | null;
+  /** The generation the current claim serves (events frames name it). */
+  private generation = 1;
   private state: SessionState = { kind: "streaming" };
   private supervisorGoneAt: number | null = null;
   private pumpTimer: ReturnType<typeof setInterval> | null = null;
@@ -90,12 +97,21 @@ export class Session {
       frame: (frame) => this.onFrame(frame),
       ended: (end) => this.onConnectionEnd(end),
     });
+    this.checkpointer = sessionCheckpointer(options, {
+      linesRead: () => this.journal.linesRead,
+      acked: () => this.outbox.acked,
+      claim: () => {
+        const epoch = this.connection.epoch;
+        return epoch === null ? null : { epoch, generation: this.generation };
+      },
+    });
   }
 
   run(): Promise<ExitCode> {
     return new Promise<ExitCode>((resolve) => {
       this.resolveExit = resolve;
       this.pumpTimer = setInterval(() => this.pump(), PUMP_MS);
+      this.checkpointer?.start();
       this.connection.start();
     });
   }
@@ -111,6 +127,7 @@ export class Session {
     if (this.state.kind === "stopped") return;
     this.state = { kind: "stopped" };
     if (this.pumpTimer) clearInterval(this.pumpTimer);
+    this.checkpointer?.stop();
     this.connection.close();
     if (code === EXIT.ok) this.log.info(reason);
     else process.stderr.write(`runner-bridge: ${this.log.scrub(reason)}\n`);
@@ -127,6 +144,7 @@ export class Session {
     if (this.halted()) return;
     this.state = { kind: "ending" };
     if (this.pumpTimer) clearInterval(this.pumpTimer);
+    this.checkpointer?.stop();
     this.connection.close();
     const { paths, graceMs } = this.options;
     try {
@@ -168,9 +186,10 @@ export class Session {
   // ---- frames from the edge -----------------------------------------------------------------
 
   private onClaimed(frame: ClaimedFrame): void {
+    this.generation = frame.generation;
     this.outbox.claimed(frame.ackedSourceSeq);
     this.log.info(
-      `claimed run ${this.options.runId} at epoch ${frame.epoch} (edge holds ${frame.ackedSourceSeq} events)`,
+      `claimed run ${this.options.runId} at epoch ${frame.epoch}, generation ${frame.generation} (edge holds ${frame.ackedSourceSeq} events)`,
     );
     for (const cmd of frame.commands) this.dispatch(cmd);
     this.pump();
@@ -199,7 +218,16 @@ export class Session {
         this.fenced(`edge is at epoch ${frame.epoch}`);
         break;
       case "rejected":
-        if (this.claimedBefore()) void this.runOver(EXIT.ok, `run ${runId} was ended by the edge (${frame.status})`);
+        if (frame.reason !== "terminal-run") {
+          // Recovering (or not resumable): this agent can never be claimed; a resume or a restart
+          // elsewhere serves the run, so nothing of it may linger here.
+          const mode = frame.mode ? ` in mode ${frame.mode}` : "";
+          void this.runOver(
+            EXIT.notResumable,
+            `${frame.reason}: the edge refused the claim (run ${runId} is ${frame.status}${mode})`,
+          );
+        } else if (this.claimedBefore())
+          void this.runOver(EXIT.ok, `run ${runId} was ended by the edge (${frame.status})`);
         else void this.runOver(EXIT.terminalRun, `terminal-run: run ${runId} is already ${frame.status}`);
         break;
       case "completed":
@@ -248,6 +276,7 @@ export class Session {
       this.readJournal();
       if (this.connection.epoch !== null) for (const cmd of this.commands.takeDeferred()) this.dispatch(cmd);
       this.sendEvents();
+      this.checkpointer?.tick();
       this.complete();
     } catch (err) {
       this.stop(EXIT.failure, `bridge failure: ${(err as Error).message}`);
@@ -261,6 +290,7 @@ export class Session {
       for (const { event, reactions } of read) {
         for (const envelopes of reactions) this.react(envelopes);
         this.outbox.push(event);
+        this.checkpointer?.observe(event.type, event.data);
       }
     }
   }
@@ -277,7 +307,8 @@ export class Session {
     if (epoch === null) return;
     while (this.connection.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
       const events = this.outbox.nextBatch();
-      if (!events || !this.connection.send({ type: "events", epoch, events })) return;
+      const generation = this.generation;
+      if (!events || !this.connection.send({ type: "events", epoch, generation, events })) return;
     }
   }
 

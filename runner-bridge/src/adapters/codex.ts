@@ -1,7 +1,7 @@
 import type { CommandFrame, RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { Envelope } from "../command-file.ts";
 import type { RunSpec } from "../rundir.ts";
-import { APPROVAL_METHODS, codexEvents, INIT_ID, THREAD_ID } from "./agui/codex-events.ts";
+import { APPROVAL_METHODS, codexEvents, INIT_ID, RESUME_ID, THREAD_ID } from "./agui/codex-events.ts";
 import { clip, exitOutcome, parseObject } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
 
@@ -9,7 +9,9 @@ import type { Adapter, CommandPlan, LineResult } from "./types.ts";
  * `codex app-server` over stdio: JSON-RPC 2.0 without the "jsonrpc" member, one message per line.
  *
  * The bridge (through the inbox) sends `initialize`, then the `initialized` notification and
- * `thread/start`, then `turn/start` with `--prompt` once the thread id is known. Each journal
+ * `thread/start` (a resumed generation: `thread/resume {threadId}` of the run's native session,
+ * whose rollout files the bridge restored first), then `turn/start` with `--prompt` once the
+ * thread id is known. Each journal
  * line becomes one AG-UI event (agui/codex-events.ts, docs/ADAPTERS.md): the thread/start
  * response reports the thread as `agent.session`, a turn is an AG-UI run, approval server requests
  * (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`, and the older
@@ -23,7 +25,7 @@ import type { Adapter, CommandPlan, LineResult } from "./types.ts";
  */
 type RpcId = string | number;
 
-export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
+export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt" | "resume">): Adapter {
   let threadId: string | null = null;
   let activeTurn: string | null = null;
   let closed = false;
@@ -96,15 +98,23 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
         const id = msg.id as RpcId;
         const reactions: Envelope[][] = [];
         const result = (msg.result ?? null) as Record<string, unknown> | null;
-        if (msg.error !== undefined && (id === INIT_ID || id === THREAD_ID)) {
-          fatal = `${id === INIT_ID ? "initialize" : "thread/start"} failed: ${JSON.stringify(msg.error)}`;
+        const threadRequest = id === THREAD_ID || id === RESUME_ID;
+        if (msg.error !== undefined && (id === INIT_ID || threadRequest)) {
+          const what = id === INIT_ID ? "initialize" : id === THREAD_ID ? "thread/start" : "thread/resume";
+          fatal = `${what} failed: ${JSON.stringify(msg.error)}`;
           reactions.push(close("codex:close:startup-error"));
         } else if (id === INIT_ID) {
           reactions.push([env("codex:initialized", { method: "initialized" })]);
           reactions.push([
-            env("codex:thread-start", { method: "thread/start", id: THREAD_ID, params: { cwd: spec.cwd } }),
+            spec.resume
+              ? env("codex:thread-resume", {
+                  method: "thread/resume",
+                  id: RESUME_ID,
+                  params: { threadId: spec.resume.id, cwd: spec.cwd },
+                })
+              : env("codex:thread-start", { method: "thread/start", id: THREAD_ID, params: { cwd: spec.cwd } }),
           ]);
-        } else if (id === THREAD_ID) {
+        } else if (threadRequest) {
           const thread = (result?.thread ?? {}) as { id?: unknown };
           if (typeof thread.id === "string") threadId = thread.id;
           if (threadId && prompt !== undefined)

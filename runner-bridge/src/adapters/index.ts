@@ -6,7 +6,7 @@ import type { Adapter } from "./types.ts";
 
 export const ADAPTERS = ["ndjson", "codex", "claude-code"] as const;
 
-export function createAdapter(name: string, spec: Pick<RunSpec, "cwd" | "prompt">): Adapter {
+export function createAdapter(name: string, spec: Pick<RunSpec, "cwd" | "prompt" | "resume">): Adapter {
   switch (name) {
     case "ndjson":
       return ndjsonAdapter();

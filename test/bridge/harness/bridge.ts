@@ -23,6 +23,12 @@ export interface BridgeProcess {
   kill9(): Promise<void>;
 }
 
+/**
+ * The HOME bridges (and so their agents) get unless a test gives one: the fixture agents keep
+ * their session files under it as the real CLIs do, never under the real home directory.
+ */
+const AGENT_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "agent-home-"));
+
 /** Starts `runner-bridge <args>` as a real process. */
 export function startBridge(
   args: string[],
@@ -30,7 +36,7 @@ export function startBridge(
 ): BridgeProcess {
   const child = spawn(NODE, [options.bin ?? BRIDGE_BIN, ...args], {
     cwd: options.cwd ?? REPO,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, HOME: AGENT_HOME, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -94,6 +100,18 @@ export function runArgs(o: {
   agent: string[];
 }): string[] {
   return ["run", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
+}
+
+/** `runner-bridge resume` on a fresh sandbox: the run's checkpoint restored, the next generation started. */
+export function resumeArgs(o: {
+  edge: string;
+  runId: string;
+  token: string;
+  dir: string;
+  extra?: string[];
+  agent: string[];
+}): string[] {
+  return ["resume", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
 export function attachArgs(o: { edge: string; runId: string; token: string; dir: string; extra?: string[] }): string[] {

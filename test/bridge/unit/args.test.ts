@@ -6,7 +6,14 @@ import { BRIDGE_BIN, NODE } from "../harness/bridge.ts";
 const REQUIRED = ["--edge", "http://edge", "--run", "r1", "--token", "tok"];
 const REQUIRED_PARSED = { edge: "http://edge", runId: "r1", token: "tok" };
 /** What the documented defaults parse to, beside the required flags. */
-const DEFAULTS = { graceMs: 5000, giveUpMs: 600_000, reconnectMinMs: 250, reconnectMaxMs: 15_000, quiet: false };
+const DEFAULTS = {
+  graceMs: 5000,
+  giveUpMs: 600_000,
+  reconnectMinMs: 250,
+  reconnectMaxMs: 15_000,
+  checkpointIntervalMs: 60_000,
+  quiet: false,
+};
 
 /** The message of a refused command line (and a failure when it was not refused). */
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -14,6 +21,25 @@ function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
   if (parsed.ok) throw new Error(`accepted: ${JSON.stringify(parsed.value)}`);
   return parsed.message;
 }
+
+describe("runner-bridge resume", () => {
+  it("takes run's flags; the adapter is left to the run's session unless named", () => {
+    expect(parseArgs(["resume", ...REQUIRED, "--dir", "/tmp/d", "--", "codex", "app-server"])).toEqual({
+      ok: true,
+      value: {
+        command: "resume",
+        ...REQUIRED_PARSED,
+        ...DEFAULTS,
+        dir: "/tmp/d",
+        envNames: [],
+        argv: ["codex", "app-server"],
+      },
+    });
+    const named = parseArgs(["resume", ...REQUIRED, "--adapter", "ndjson", "--checkpoint", "c", "--", "agent"]);
+    expect(named).toMatchObject({ ok: true, value: { adapter: "ndjson", checkpoint: "c" } });
+    expect(refusal(["resume", ...REQUIRED])).toBe("resume needs the agent's command after --");
+  });
+});
 
 describe("runner-bridge run", () => {
   it("takes every documented flag, and the agent's command after --", () => {
@@ -37,6 +63,10 @@ describe("runner-bridge run", () => {
       "10",
       "--reconnect-max-ms",
       "90",
+      "--checkpoint-interval",
+      "700",
+      "--checkpoint",
+      "state.json",
       "--quiet",
       "--",
       "codex",
@@ -56,6 +86,8 @@ describe("runner-bridge run", () => {
         giveUpMs: 2000,
         reconnectMinMs: 10,
         reconnectMaxMs: 90,
+        checkpointIntervalMs: 700,
+        checkpoint: "state.json",
         quiet: true,
         argv: ["codex", "app-server", "--flag-for-the-agent"],
       },

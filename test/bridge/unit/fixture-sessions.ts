@@ -6,6 +6,7 @@ import { FIXTURES, NODE } from "../harness/bridge.ts";
 export const CODEX_REQUESTS: Record<string, string> = {
   "rb-initialize": "initialize",
   "rb-thread-start": "thread/start",
+  "rb-thread-resume": "thread/resume",
   "rb-turn-prompt": "turn/start",
   "rb-stop-1": "turn/interrupt",
   "rb-next-1": "turn/start",
@@ -15,13 +16,16 @@ export const CODEX_REQUESTS: Record<string, string> = {
  * Drives the fake app server the way the codex adapter does and returns what it printed:
  * approvals answered with `decision`; a "wait for interrupt" turn interrupted, then `next` sent.
  */
-export async function codexFixtureSession(prompt: string, o: { decision?: string; next?: string } = {}) {
+export async function codexFixtureSession(
+  prompt: string,
+  o: { decision?: string; next?: string; codexHome?: string; resume?: string } = {},
+) {
   let interrupted = false;
   let thread = "";
   const session = await runSession({
     argv: [NODE, path.join(FIXTURES, "fake-codex-app-server.mjs")],
     cwd: FIXTURES,
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, CODEX_HOME: o.codexHome },
     boundMs: 10_000,
     first: () => [{ method: "initialize", id: "rb-initialize", params: { clientInfo: { name: "runner_bridge" } } }],
     react(msg, ctx) {
@@ -29,8 +33,14 @@ export async function codexFixtureSession(prompt: string, o: { decision?: string
       const params = (msg?.params ?? {}) as { turn: { id: string; status: string } };
       if (msg?.id === "rb-initialize") {
         ctx.send({ method: "initialized" });
-        ctx.send({ method: "thread/start", id: "rb-thread-start", params: { cwd: ctx.cwd } });
-      } else if (msg?.id === "rb-thread-start" && result.thread) {
+        if (o.resume === undefined) {
+          ctx.send({ method: "thread/start", id: "rb-thread-start", params: { cwd: ctx.cwd } });
+        } else {
+          ctx.send({ method: "thread/resume", id: "rb-thread-resume", params: { threadId: o.resume, cwd: ctx.cwd } });
+        }
+      } else if (msg?.id === "rb-thread-resume" && !result.thread) {
+        ctx.close();
+      } else if ((msg?.id === "rb-thread-start" || msg?.id === "rb-thread-resume") && result.thread) {
         thread = result.thread.id;
         const input = [{ type: "text", text: prompt }];
         ctx.send({ method: "turn/start", id: "rb-turn-prompt", params: { threadId: thread, input } });
@@ -52,11 +62,16 @@ export async function codexFixtureSession(prompt: string, o: { decision?: string
 }
 
 /** Drives the fake claude the way the claude-code adapter does, allowing every tool (or denying). */
-export async function claudeFixtureSession(prompt: string, o: { deny?: string } = {}) {
+export async function claudeFixtureSession(
+  prompt: string,
+  o: { deny?: string; configDir?: string; resume?: string; cwd?: string } = {},
+) {
+  const argv = [NODE, path.join(FIXTURES, "fake-claude-code.mjs")];
+  if (o.resume !== undefined) argv.push("--resume", o.resume);
   const session = await runSession({
-    argv: [NODE, path.join(FIXTURES, "fake-claude-code.mjs")],
-    cwd: FIXTURES,
-    env: { PATH: process.env.PATH },
+    argv,
+    cwd: o.cwd ?? FIXTURES,
+    env: { PATH: process.env.PATH, CLAUDE_CONFIG_DIR: o.configDir },
     boundMs: 10_000,
     first: () => [
       { type: "control_request", request_id: "rb-initialize", request: { subtype: "initialize", hooks: null } },
@@ -77,6 +92,8 @@ export async function claudeFixtureSession(prompt: string, o: { deny?: string } 
       }
     },
   });
-  if (session.code !== 0) throw new Error(`the fake claude exited ${session.code ?? session.signal}`);
+  if (session.code !== 0 && o.resume === undefined) {
+    throw new Error(`the fake claude exited ${session.code ?? session.signal}`);
+  }
   return session.printed;
 }

@@ -32,6 +32,9 @@ export const SOURCE = "codex";
 /** JSON-RPC ids of the requests the adapter sends at startup. */
 export const INIT_ID = "rb-initialize";
 export const THREAD_ID = "rb-thread-start";
+/** The request that resumes the run's thread in a new generation (instead of thread/start). */
+export const RESUME_ID = "rb-thread-resume";
+const THREAD_REQUESTS: Record<string, string> = { [THREAD_ID]: "thread/start", [RESUME_ID]: "thread/resume" };
 
 /** Server requests that ask the operator to approve a command or a file change. */
 export const APPROVAL_METHODS: ReadonlySet<string> = new Set([
@@ -80,13 +83,13 @@ function serverRequest(method: string, id: string | number, params: Msg, native:
 }
 
 function response(id: string | number, msg: Msg, native: Native): AgentEvent {
-  if (msg.error !== undefined && (id === INIT_ID || id === THREAD_ID)) {
-    const what = id === INIT_ID ? "initialize" : "thread/start";
+  if (msg.error !== undefined && (id === INIT_ID || THREAD_REQUESTS[id] !== undefined)) {
+    const what = id === INIT_ID ? "initialize" : THREAD_REQUESTS[id];
     const message = str(obj(msg.error).message) ?? JSON.stringify(msg.error);
     return runError(`${what} failed: ${message}`, "codex_startup", native);
   }
   const threadId = str(obj(obj(msg.result).thread).id);
-  if (id === THREAD_ID && threadId !== undefined) return agentSession(SOURCE, threadId, native);
+  if (THREAD_REQUESTS[id] !== undefined && threadId !== undefined) return agentSession(SOURCE, threadId, native);
   return raw(msg, SOURCE, native);
 }
 

@@ -1,0 +1,91 @@
+import path from "node:path";
+import type { RecoveryState } from "../../src/protocol/index.ts";
+import { ADAPTERS } from "./adapters/index.ts";
+import { adapterForProvider, resumeLaunch } from "./adapters/resume.ts";
+import type { ResumeArgs } from "./args.ts";
+import { decodeArchive, digestOf } from "./checkpoint/archive.ts";
+import { EdgeRefusal, type EdgeTarget, getCheckpoint, getRecovery } from "./checkpoint/edge-api.ts";
+import { restoreSession, sessionPlaces } from "./checkpoint/files.ts";
+import { BridgeExit, EXIT } from "./exit.ts";
+import type { Logger } from "./logger.ts";
+import { newNonce, type RunSpec } from "./rundir.ts";
+
+/**
+ * `runner-bridge resume` up to the launch: reads the run's recovery state, refuses (exit 6) unless
+ * it is recovering in mode resume, downloads and verifies the checkpoint, restores the session
+ * files where the provider will look for them, and returns the spec of the next generation (the
+ * provider's resume on its command line or in its environment, the generation to claim).
+ */
+export async function prepareResume(
+  args: ResumeArgs,
+  agentEnv: Record<string, string>,
+  log: Logger,
+): Promise<{ spec: RunSpec; env: Record<string, string> }> {
+  const target: EdgeTarget = { edge: args.edge, runId: args.runId, token: args.token };
+  const state = await edgeCall("reading the run's recovery state", () => getRecovery(target));
+  const native = state.nativeSession;
+  if (state.status !== "recovering" || state.mode !== "resume" || !native || !state.checkpoint) {
+    throw new BridgeExit(EXIT.notResumable, notResumable(args.runId, state));
+  }
+  const adapter = args.adapter ?? adapterForProvider(native.provider);
+  if (!(ADAPTERS as readonly string[]).includes(adapter)) {
+    throw new BridgeExit(EXIT.failure, `unknown adapter ${adapter} (one of ${ADAPTERS.join(", ")})`);
+  }
+  const download = await edgeCall("downloading the checkpoint", () => getCheckpoint(target));
+  const digest = digestOf(download.bytes);
+  if (digest !== download.digest || digest !== state.checkpoint.digest) {
+    throw new BridgeExit(
+      EXIT.failure,
+      `the checkpoint's bytes hash to ${digest}, but the edge names ${download.digest || "no digest"} (recovery state: ${state.checkpoint.digest})`,
+    );
+  }
+  const archive = decodeArchive(download.bytes);
+  const cwd = process.cwd();
+  const places = sessionPlaces(adapter, agentEnv, cwd, args.checkpoint);
+  const restored = restoreSession(places, archive);
+  log.info(
+    `restored ${restored.length} session file(s) of ${native.provider} session ${native.id} (checkpoint ${digest.slice(0, 19)}…, sourceSeq ${download.sourceSeq} of generation ${download.generation})`,
+  );
+
+  const launch = resumeLaunch(adapter, native.id);
+  const [command, ...commandArgs] = args.argv as [string, ...string[]];
+  const spec: RunSpec = {
+    version: 1,
+    runId: args.runId,
+    adapter,
+    command,
+    args: [...commandArgs, ...launch.args],
+    cwd,
+    envNames: args.envNames,
+    nonce: newNonce(),
+    createdAt: new Date().toISOString(),
+    generation: state.generation + 1,
+    resume: native,
+  };
+  if (args.prompt !== undefined) spec.prompt = args.prompt;
+  if (places.checkpointPath !== undefined) spec.checkpoint = path.resolve(places.checkpointPath);
+  return { spec, env: { ...agentEnv, ...launch.env } };
+}
+
+function notResumable(runId: string, state: RecoveryState): string {
+  const mode = state.mode ? ` in recovery mode ${state.mode}` : "";
+  const missing =
+    state.status === "recovering" && state.mode === "resume"
+      ? `; it lacks ${state.nativeSession ? "a checkpoint" : "a native session"}`
+      : "";
+  return `not resumable: run ${runId} is ${state.status}${mode}${missing}; resume needs status recovering in mode resume (an operator may choose it: POST /v1/runs/${runId}/recover)`;
+}
+
+async function edgeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof EdgeRefusal && err.status === 404 && err.code === "not_found") {
+      throw new BridgeExit(EXIT.unknownRun, `unknown-run: ${what}: ${err.message}`);
+    }
+    if (err instanceof EdgeRefusal && err.status === 410) {
+      throw new BridgeExit(EXIT.terminalRun, `terminal-run: ${what}: ${err.message}`);
+    }
+    throw new BridgeExit(EXIT.failure, `${what} failed: ${(err as Error).message}`);
+  }
+}
