@@ -177,18 +177,41 @@ export class LogCore {
     );
   }
 
-  /** The first entry a producer request wrote, for callers that compare a retry's content. */
+  /**
+   * The entry a producer stamped with `seq`, for callers that compare a retry's content. Only for
+   * producers that store one entry per seq with no gap up to their `lastSeq` (a run's runners),
+   * so their entries' seqs rise with log seq. There is no index on the stamp (it cost a write per
+   * entry): starting at the highest log seq it can have, each probe finds this producer's nearest
+   * entry at or below and jumps down by the stamps still to go. Inside one producer's stretch of
+   * the log, with other entries sparse, that converges in a few probes; other producers' entries
+   * above it (a later runner generation) are read once, on the way down.
+   */
   entryForProducerSeq(producerId: string, seq: number): LogEntry | null {
-    const row = this.sql
-      .exec<RawEntry>(
-        "SELECT seq, end_pos, body, time FROM log_entries WHERE producer_id = ? AND producer_seq = ? ORDER BY seq LIMIT 1",
-        producerId,
-        seq,
-      )
-      .toArray()[0];
-    return row
-      ? { seq: row.seq, end: { seq: row.seq, pos: row.end_pos }, body: new Uint8Array(row.body), time: row.time }
-      : null;
+    const state = this.producers.get(producerId);
+    if (!state || seq < this.producers.rules.firstSeq || seq > state.lastSeq) return null;
+    // Its entries stamped seq+1..lastSeq lie above it.
+    let hi = this.mustState().tail.seq - (state.lastSeq - seq);
+    while (hi >= 1) {
+      const row = this.sql
+        .exec<RawEntry & { producer_seq: number }>(
+          `SELECT seq, end_pos, body, time, producer_seq FROM log_entries
+           WHERE seq <= ? AND producer_id = ? ORDER BY seq DESC LIMIT 1`,
+          hi,
+          producerId,
+        )
+        .toArray()[0];
+      if (!row || row.producer_seq < seq) return null;
+      if (row.producer_seq === seq) {
+        return {
+          seq: row.seq,
+          end: { seq: row.seq, pos: row.end_pos },
+          body: new Uint8Array(row.body),
+          time: row.time,
+        };
+      }
+      hi = row.seq - (row.producer_seq - seq);
+    }
+    return null;
   }
 
   /** Removes the log entirely (entries, producers, state). */
