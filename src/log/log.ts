@@ -40,6 +40,19 @@ export interface LogPage {
   upToDate: boolean;
 }
 
+/** A page of entries as one buffer: their bodies joined by a separator. */
+export interface JoinedPage {
+  body: Uint8Array;
+  count: number;
+  /** Where the next read starts: the end of the last entry, or the start position. */
+  next: LogPosition;
+  upToDate: boolean;
+}
+
+/** Part size of a joined page (readJoined), well under the 2 MB a SQLite string may hold here. */
+const JOIN_PART_BYTES = 512 * 1024;
+const encoder = new TextEncoder();
+
 export type ResolvedOffset = { kind: "ok"; position: LogPosition } | { kind: "beyond_tail" } | { kind: "unknown" };
 
 interface RawState extends Record<string, SqlStorageValue> {
@@ -56,6 +69,13 @@ interface RawEntry extends Record<string, SqlStorageValue> {
   end_pos: number;
   body: ArrayBuffer;
   time: number;
+}
+
+interface RawPart extends Record<string, SqlStorageValue> {
+  count: number;
+  seq: number;
+  pos: number;
+  body: ArrayBuffer;
 }
 
 /** A copy of exactly the bytes of `view`, as SQLite takes them. */
@@ -124,6 +144,40 @@ export class LogCore {
     return { seq, pos };
   }
 
+  /**
+   * Appends entries whose bodies are text (stored as its UTF-8 bytes) in ONE statement: the
+   * entries travel as one JSON array bound to `json_each`, so a 500-event frame costs one call
+   * into SQLite instead of 500. Each body goes as a JSON string, which SQLite unescapes back to
+   * exactly the text given.
+   */
+  appendTexts(entries: readonly { text: string; time: number; producer: ProducerClaim | null }[]): LogPosition {
+    const tail = this.mustState().tail;
+    if (entries.length === 0) return tail;
+    const items = entries.map(({ text, time, producer }) =>
+      producer === null
+        ? `[${time},${JSON.stringify(text)}]`
+        : `[${time},${JSON.stringify(text)},${JSON.stringify(producer.producerId)},${producer.epoch},${producer.seq}]`,
+    );
+    this.sql.exec(
+      `INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq)
+       SELECT ? + key + 1, ? + sum(length(CAST(value ->> 1 AS BLOB))) OVER (ORDER BY key),
+              CAST(value ->> 1 AS BLOB), value ->> 0, value ->> 2, value ->> 3, value ->> 4
+       FROM json_each(?)`,
+      tail.seq,
+      tail.pos,
+      `[${items.join(",")}]`,
+    );
+    const seq = tail.seq + entries.length;
+    const { pos } = this.sql
+      .exec<{ pos: number }>(
+        `UPDATE log_state SET tail_seq = ?1, tail_pos = (SELECT end_pos FROM log_entries WHERE seq = ?1)
+         WHERE singleton = 1 RETURNING tail_pos AS pos`,
+        seq,
+      )
+      .one();
+    return { seq, pos };
+  }
+
   /** Entries after `from`, bounded by `limits`. */
   read(from: LogPosition, limits: ReadLimits): LogPage {
     const tail = this.mustState().tail;
@@ -147,6 +201,52 @@ export class LogCore {
       }
     }
     return { entries, next, upToDate: next.seq === tail.seq };
+  }
+
+  /**
+   * Entries after `from`, bounded by `limits` (at least one entry when there is one), as their
+   * bodies joined by `separator`: the page is built by SQLite's group_concat, so no row becomes a
+   * JavaScript object. The byte bound is a range on `end_pos`, which counts body bytes. SQLite
+   * (and Durable Objects, at 2 MB) bounds one string, so the page comes back in parts of about
+   * JOIN_PART_BYTES each, joined here.
+   */
+  readJoined(from: LogPosition, limits: ReadLimits, separator: string): JoinedPage {
+    const tail = this.mustState().tail;
+    if (from.seq >= tail.seq) return { body: new Uint8Array(0), count: 0, next: from, upToDate: from.seq === tail.seq };
+    const parts = this.sql
+      .exec<RawPart>(
+        `SELECT count(*) AS count, max(seq) AS seq, max(end_pos) AS pos,
+                CAST(group_concat(body, ?4 ORDER BY seq) AS BLOB) AS body
+         FROM (SELECT seq, end_pos, body FROM log_entries
+               WHERE seq > ?1 AND (seq = ?1 + 1 OR end_pos <= ?2) ORDER BY seq LIMIT ?3)
+         GROUP BY (end_pos - length(body) - ?5) / ?6 ORDER BY min(seq)`,
+        from.seq,
+        from.pos + limits.maxBytes,
+        limits.maxEntries,
+        separator,
+        from.pos,
+        JOIN_PART_BYTES,
+      )
+      .toArray();
+    const last = parts[parts.length - 1];
+    if (!last) return { body: new Uint8Array(0), count: 0, next: from, upToDate: false };
+    const gap = encoder.encode(separator);
+    let size = gap.byteLength * (parts.length - 1);
+    for (const part of parts) size += part.body.byteLength;
+    const body = new Uint8Array(size);
+    let at = 0;
+    let count = 0;
+    for (const part of parts) {
+      if (at > 0) {
+        body.set(gap, at);
+        at += gap.byteLength;
+      }
+      body.set(new Uint8Array(part.body), at);
+      at += part.body.byteLength;
+      count += part.count;
+    }
+    const next = { seq: last.seq, pos: last.pos };
+    return { body, count, next, upToDate: next.seq === tail.seq };
   }
 
   /** The position after entry `seq` (0: the start), or null past the tail. */
