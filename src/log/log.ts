@@ -178,28 +178,28 @@ export class LogCore {
     return { seq, pos };
   }
 
-  /** Entries after `from`, bounded by `limits`. */
+  /** Entries after `from`, bounded by `limits` (at least one entry when there is one). */
   read(from: LogPosition, limits: ReadLimits): LogPage {
     const tail = this.mustState().tail;
-    const entries: LogEntry[] = [];
-    let bytes = 0;
-    let next = from;
-    if (from.seq < tail.seq) {
-      // The cursor steps lazily, so stopping early does not load the rest.
-      const cursor = this.sql.exec<RawEntry>(
-        "SELECT seq, end_pos, body, time FROM log_entries WHERE seq > ? ORDER BY seq LIMIT ?",
+    if (from.seq >= tail.seq) return { entries: [], next: from, upToDate: from.seq === tail.seq };
+    // Both bounds are in the query, so the cursor runs to its end: a statement left open would
+    // keep the table locked against clear()'s DROP.
+    const entries = this.sql
+      .exec<RawEntry>(
+        `SELECT seq, end_pos, body, time FROM log_entries
+         WHERE seq > ?1 AND (seq = ?1 + 1 OR end_pos <= ?2) ORDER BY seq LIMIT ?3`,
         from.seq,
+        Math.min(from.pos + limits.maxBytes, Number.MAX_SAFE_INTEGER),
         limits.maxEntries,
-      );
-      for (const row of cursor) {
-        const size = row.body.byteLength;
-        if (entries.length > 0 && bytes + size > limits.maxBytes) break;
-        const end = { seq: row.seq, pos: row.end_pos };
-        entries.push({ seq: row.seq, end, body: new Uint8Array(row.body), time: row.time });
-        bytes += size;
-        next = end;
-      }
-    }
+      )
+      .toArray()
+      .map((row) => ({
+        seq: row.seq,
+        end: { seq: row.seq, pos: row.end_pos },
+        body: new Uint8Array(row.body),
+        time: row.time,
+      }));
+    const next = entries[entries.length - 1]?.end ?? from;
     return { entries, next, upToDate: next.seq === tail.seq };
   }
 
@@ -221,7 +221,7 @@ export class LogCore {
                WHERE seq > ?1 AND (seq = ?1 + 1 OR end_pos <= ?2) ORDER BY seq LIMIT ?3)
          GROUP BY (end_pos - length(body) - ?5) / ?6 ORDER BY min(seq)`,
         from.seq,
-        from.pos + limits.maxBytes,
+        Math.min(from.pos + limits.maxBytes, Number.MAX_SAFE_INTEGER),
         limits.maxEntries,
         separator,
         from.pos,
@@ -314,9 +314,19 @@ export class LogCore {
     return null;
   }
 
-  /** Removes the log entirely (entries, producers, state). */
+  /**
+   * Removes the log entirely (entries, producers, state). The entries table is dropped and made
+   * again from its own definition (and its indexes', if a later migration adds any): a DELETE
+   * would be billed one row written per entry, the drop a handful.
+   */
   clear(): void {
-    this.sql.exec("DELETE FROM log_entries");
+    const definitions = this.sql
+      .exec<{ sql: string }>(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'log_entries' AND sql IS NOT NULL ORDER BY type = 'index'",
+      )
+      .toArray();
+    this.sql.exec("DROP TABLE log_entries");
+    for (const { sql } of definitions) this.sql.exec(sql);
     this.sql.exec("DELETE FROM log_producers");
     this.sql.exec("DELETE FROM log_state");
   }

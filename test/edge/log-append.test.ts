@@ -82,17 +82,20 @@ describe("appending text entries in one statement", () => {
   });
 });
 
-/** The page `readJoined` must return, from the row-by-row read. */
-function expectedPage(log: LogCore, from: LogPosition, limits: ReadLimits, separator: string) {
-  const page = log.read(from, limits);
-  const gap = encoder.encode(separator);
-  const parts = page.entries.flatMap((entry, index) => (index === 0 ? [entry.body] : [gap, entry.body]));
-  const body = new Uint8Array(parts.reduce((size, part) => size + part.byteLength, 0));
-  parts.reduce((at, part) => {
-    body.set(part, at);
-    return at + part.byteLength;
-  }, 0);
-  return { body: [...body], count: page.entries.length, next: page.next, upToDate: page.upToDate };
+/** The page `readJoined` must return after entry `fromSeq` of `bodies`, worked out here. */
+function expectedPage(bodies: readonly Uint8Array[], fromSeq: number, limits: ReadLimits, separator: string) {
+  const taken: Uint8Array[] = [];
+  let bytes = 0;
+  for (const body of bodies.slice(fromSeq)) {
+    if (taken.length === limits.maxEntries || (taken.length > 0 && bytes + body.byteLength > limits.maxBytes)) break;
+    taken.push(body);
+    bytes += body.byteLength;
+  }
+  const gap = [...encoder.encode(separator)];
+  const body = taken.flatMap((entry, index) => (index === 0 ? [...entry] : [...gap, ...entry]));
+  const seq = fromSeq + taken.length;
+  const pos = bodies.slice(0, seq).reduce((sum, entry) => sum + entry.byteLength, 0);
+  return { body, count: taken.length, next: { seq, pos }, upToDate: seq === bodies.length };
 }
 
 function joinedPage(log: LogCore, from: LogPosition, limits: ReadLimits, separator: string) {
@@ -101,7 +104,7 @@ function joinedPage(log: LogCore, from: LogPosition, limits: ReadLimits, separat
 }
 
 describe("pages joined by SQLite", () => {
-  it("match the row-by-row read for any bytes, start and limits", async () => {
+  it("match the page worked out entry by entry, for any bytes, start and limits", async () => {
     const failures = await runInDurableObject(runObject(uniqueRunId("pages")), (_instance, state) => {
       const log = new LogCore(state.storage.sql, RUNNER_PRODUCER_RULES);
       const found: string[] = [];
@@ -116,9 +119,10 @@ describe("pages joined by SQLite", () => {
             log.clear();
             log.init();
             log.append(bodies, 1);
-            const from = log.position(start % (bodies.length + 1)) ?? LOG_START;
+            const fromSeq = start % (bodies.length + 1);
+            const from = log.position(fromSeq) ?? LOG_START;
             const limits = { maxBytes, maxEntries };
-            const want = expectedPage(log, from, limits, separator);
+            const want = expectedPage(bodies, fromSeq, limits, separator);
             const got = joinedPage(log, from, limits, separator);
             if (JSON.stringify(got) !== JSON.stringify(want)) found.push(JSON.stringify({ bodies, from, limits, got }));
           },
@@ -140,18 +144,16 @@ describe("pages joined by SQLite", () => {
         Array.from({ length: 6 }, (_, i) => new Uint8Array(900 * 1024).fill(i * 51)),
         1,
       );
-      log.append(
-        Array.from({ length: 100_001 }, (_, i) => new Uint8Array([i % 256])),
-        2,
-      );
+      const small = Array.from({ length: 100_001 }, (_, i) => new Uint8Array([i % 256]));
+      log.append(small, 2);
       const big = log.readJoined(LOG_START, LOG_READ_LIMITS, "");
       const firstOfEach = Array.from({ length: big.count }, (_, i) => big.body[i * 900 * 1024]);
       const afterBig = log.position(6) ?? LOG_START;
-      const small = log.readJoined(afterBig, LOG_READ_LIMITS, ",");
-      const want = expectedPage(log, afterBig, LOG_READ_LIMITS, ",");
+      const page = log.readJoined(afterBig, LOG_READ_LIMITS, ",");
+      const want = expectedPage(small, 0, LOG_READ_LIMITS, ",");
       return {
         big: { count: big.count, bytes: big.body.byteLength, firstOfEach, next: big.next },
-        small: { count: small.count, same: JSON.stringify([...small.body]) === JSON.stringify(want.body) },
+        small: { count: page.count, same: JSON.stringify([...page.body]) === JSON.stringify(want.body) },
       };
     });
     // 4 MiB holds four whole 900 KiB entries (the fifth would pass it), in four parts of one each.
@@ -163,5 +165,40 @@ describe("pages joined by SQLite", () => {
     });
     // 100,000 entries at most, their separators between them, whatever the parts.
     expect(results.small).toEqual({ count: 100_000, same: true });
+  });
+});
+
+describe("clearing a log", () => {
+  it("drops its entries for a few rows written, keeps the table's definition, and the log starts again", async () => {
+    const result = await runInDurableObject(runObject(uniqueRunId("clear")), (_instance, state) => {
+      const sql = state.storage.sql;
+      const log = new LogCore(sql, RUNNER_PRODUCER_RULES);
+      log.clear();
+      log.init();
+      log.appendTexts(Array.from({ length: 5_000 }, (_, i) => ({ text: `{"n":${i}}`, time: i, producer: null })));
+      const schema = () =>
+        sql.exec("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'log_entries' ORDER BY name").toArray();
+      const before = schema();
+      const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+      const metered = new Proxy(sql, {
+        get: (target, key) =>
+          key === "exec"
+            ? (query: string, ...bindings: unknown[]) => {
+                const cursor = target.exec(query, ...bindings);
+                cursors.push(cursor);
+                return cursor;
+              }
+            : Reflect.get(target, key),
+      });
+      new LogCore(metered, RUNNER_PRODUCER_RULES).clear();
+      const rowsWritten = cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+      const after = { schema: schema(), entries: sql.exec("SELECT count(*) AS n FROM log_entries").one().n };
+      log.init();
+      const tail = log.appendTexts([{ text: "{}", time: 1, producer: null }]);
+      return { before, after, rowsWritten, tail };
+    });
+    expect(result.after).toEqual({ schema: result.before, entries: 0 });
+    expect(result.rowsWritten).toBeLessThan(20);
+    expect(result.tail).toEqual({ seq: 1, pos: 2 });
   });
 });
