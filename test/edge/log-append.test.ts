@@ -103,6 +103,27 @@ function joinedPage(log: LogCore, from: LogPosition, limits: ReadLimits, separat
   return { ...page, body: [...page.body] };
 }
 
+describe("appending a batch larger than one SQLite string", () => {
+  it("splits it into statements under the bound and stores every entry", async () => {
+    const result = await runInDurableObject(runObject(uniqueRunId("append")), (_instance, state) => {
+      const log = new LogCore(state.storage.sql, RUNNER_PRODUCER_RULES);
+      log.clear();
+      log.init();
+      // 500 texts of 4,000 quotes and a non-ASCII tail: 4 MB once escaped twice, if sent at once.
+      const texts = Array.from({ length: 500 }, (_, i) => JSON.stringify(`${'"'.repeat(2_000)}é${i}`));
+      const tail = log.appendTexts(texts.map((text, i) => ({ text, time: i, producer: null })));
+      const stored = state.storage.sql
+        .exec<{ body: ArrayBuffer }>("SELECT body FROM log_entries ORDER BY seq")
+        .toArray()
+        .map((row) => new TextDecoder().decode(row.body));
+      const bytes = texts.reduce((sum, text) => sum + encoder.encode(text).byteLength, 0);
+      return { tail, same: JSON.stringify(stored) === JSON.stringify(texts), bytes };
+    });
+    expect(result.same).toBe(true);
+    expect(result.tail).toEqual({ seq: 500, pos: result.bytes });
+  });
+});
+
 describe("pages joined by SQLite", () => {
   it("match the page worked out entry by entry, for any bytes, start and limits", async () => {
     const failures = await runInDurableObject(runObject(uniqueRunId("pages")), (_instance, state) => {
