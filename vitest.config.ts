@@ -34,11 +34,15 @@ export default defineConfig({
     // Then the API reference page's assets (console/dist/docs), which the console build keeps.
     globalSetup: ["./test/support/build-console.ts", "./test/edge/openapi/build-docs-setup.ts"],
     projects: [
-      workersProject({
-        name: "edge",
-        include: ["test/edge/**/*.test.ts"],
-        exclude: [...configDefaults.exclude, "test/edge/dev/**"],
-      }),
+      // Checkpoints bounded at 4 MiB here, so the size limit is reached without a 50 MiB body.
+      workersProject(
+        {
+          name: "edge",
+          include: ["test/edge/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/edge/dev/**"],
+        },
+        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024) },
+      ),
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),
       nodeProject({ name: "bridge", include: ["test/bridge/**/*.test.ts"], testTimeout: 120_000 }),

@@ -9,17 +9,31 @@ import {
   CLOSE_NORMAL,
   type CommandBody,
   type CommandRecord,
+  type CheckpointInfo,
+  type CheckpointQuery,
   type CreateRunBody,
   type EventsPage,
+  fail,
   ok,
+  type RecoverAccepted,
+  type RecoverBody,
+  type RecoveryState,
   type Result,
   type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
 import { failureResponse } from "../routes/respond.ts";
+import {
+  abortCheckpoint,
+  addCheckpointChunk,
+  beginCheckpoint,
+  type CheckpointStart,
+  commitCheckpoint,
+} from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
 import { RunOperations } from "../run/operations.ts";
+import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { closeSocket } from "../run/run-sockets.ts";
 import { handleSocketMessage } from "../run/socket-messages.ts";
@@ -75,7 +89,7 @@ export class RunObject extends DurableObject<Env> {
   /** Cancels, and answers with the run as the cancel left it. */
   cancel(body: CancelBody): Promise<Result<Submitted<CommandRecord | null> & { run: RunRecord }>> {
     return this.run.operateOnLive((m) => {
-      const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason);
+      const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason, body.generation);
       return result.ok ? ok({ ...result.value, run: m.record() }) : result;
     });
   }
@@ -86,6 +100,70 @@ export class RunObject extends DurableObject<Env> {
 
   purge(): Promise<Result<{ status: RunStatus }>> {
     return this.run.operateOnLive((m) => m.purge());
+  }
+
+  /** An operator's decision for a recovering run (src/run/recovery-decision.ts). */
+  recover(body: RecoverBody): Promise<Result<RecoverAccepted>> {
+    return this.run.operateOnLive((m) => {
+      const result = decideRecovery(m, body);
+      return result.ok ? ok({ ...result.value, run: m.record() }) : result;
+    });
+  }
+
+  /** What `runner-bridge resume` reads before it claims. */
+  async recovery(): Promise<Result<RecoveryState>> {
+    return this.run.read((m) => {
+      const run = m.mustLoad();
+      return {
+        status: run.status,
+        generation: run.generation,
+        mode: run.recovery?.mode ?? null,
+        nativeSession: run.nativeSession,
+        checkpoint: m.checkpoints.current()?.info ?? null,
+      };
+    });
+  }
+
+  // Checkpoint uploads arrive as chunks (src/routes/checkpoint.ts streams the body here): begin,
+  // chunk…, commit, or abort when the upload is refused or cut off. Downloads read chunk by chunk.
+
+  checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart>> {
+    return this.run.operateOnLive((m) => beginCheckpoint(m, upload, maxBytes));
+  }
+
+  checkpointChunk(uploadId: string, index: number, body: Uint8Array): Promise<Result<null>> {
+    return this.run.operateOnLive((m) => addCheckpointChunk(m, uploadId, index, body));
+  }
+
+  checkpointCommit(
+    uploadId: string,
+    upload: CheckpointQuery,
+  ): Promise<Result<{ created: boolean; checkpoint: CheckpointInfo }>> {
+    return this.run.operateOnLive((m) => commitCheckpoint(m, uploadId, upload));
+  }
+
+  checkpointAbort(uploadId: string): Promise<Result<null>> {
+    return this.run.operateOnLive((m) => abortCheckpoint(m, uploadId));
+  }
+
+  async checkpointHead(): Promise<Result<{ checkpoint: CheckpointInfo; uploadId: string; chunks: number }>> {
+    const found = this.run.read((m) => {
+      const current = m.checkpoints.current();
+      return (
+        current && {
+          checkpoint: current.info,
+          uploadId: current.uploadId,
+          chunks: m.checkpoints.chunkCount(current.uploadId),
+        }
+      );
+    });
+    if (!found.ok) return found;
+    return found.value ? ok(found.value) : fail("no_checkpoint", "the run has no checkpoint");
+  }
+
+  /** Chunk `index` of the checkpoint stored under `uploadId`; null once another replaced it. */
+  async checkpointChunkAt(uploadId: string, index: number): Promise<Result<Uint8Array | null>> {
+    return this.run.read((m) => m.checkpoints.chunk(uploadId, index));
   }
 
   /** What a runner token may learn before attaching: enough to decide, never to wait. */

@@ -56,8 +56,53 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 `;
 
+/**
+ * Version 2, recovery: the run's agent generation, its provider session and recovery state; the
+ * generation a command is bound to and an approval was requested in; operators' recovery
+ * decisions; and the checkpoint, as chunks of at most 1 MiB (a row holds at most 2 MB) written
+ * under an upload id and made current in one transaction, so a refused or interrupted upload
+ * never replaces the previous checkpoint.
+ */
+const RUN_SCHEMA_V2 = `
+ALTER TABLE run ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE run ADD COLUMN native_session TEXT;
+ALTER TABLE run ADD COLUMN recovery TEXT;
+ALTER TABLE run ADD COLUMN recovery_episode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE commands ADD COLUMN generation INTEGER;
+ALTER TABLE approvals ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE IF NOT EXISTS recovery_decisions (
+  command_id TEXT PRIMARY KEY,
+  action TEXT NOT NULL,
+  episode INTEGER NOT NULL,
+  decided_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  upload_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  source_seq INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_uploads (
+  upload_id TEXT PRIMARY KEY,
+  max_bytes INTEGER NOT NULL,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  chunks INTEGER NOT NULL DEFAULT 0,
+  started_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_chunks (
+  upload_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (upload_id, idx)
+);
+`;
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
-  { version: 2, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
+  { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
+  { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
 ];

@@ -7,7 +7,7 @@ import type { TenantIndex } from "./tenant-index.ts";
 
 // RPC results are plain structured-clone values. The generated stub types cannot describe
 // payloads holding arbitrary JSON (`unknown`), so routes see the objects' own signatures.
-type RunApi = Pick<
+export type RunApi = Pick<
   RunObject,
   | "create"
   | "get"
@@ -17,6 +17,14 @@ type RunApi = Pick<
   | "approve"
   | "purge"
   | "runnerStatus"
+  | "recover"
+  | "recovery"
+  | "checkpointBegin"
+  | "checkpointChunk"
+  | "checkpointCommit"
+  | "checkpointAbort"
+  | "checkpointHead"
+  | "checkpointChunkAt"
   | "fetch"
   | "readLog"
   | "streamHead"

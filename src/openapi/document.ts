@@ -15,6 +15,7 @@ type; their protocol is docs/STREAMS.md.`;
 const TAGS = [
   { name: "runs", description: "Creating, reading, listing and purging runs; minting their tokens" },
   { name: "operators", description: "Commands, approval decisions and cancels" },
+  { name: "recovery", description: "Runs lost with their sandbox: the operator's decision, checkpoints, resuming" },
   { name: "sockets", description: "The runner and viewer WebSockets (frames: docs/PROTOCOL.md)" },
   { name: "durable streams", description: "Resumable HTTP streams (docs/STREAMS.md)" },
   { name: "reference", description: "This document, the frames' JSON Schemas and the reference page" },

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from "./limits.ts";
-import { MAX_DEADLINE_MS, RunId, RunStatus, Timeouts } from "./run.ts";
+import { Generation, MAX_DEADLINE_MS, RunId, RunStatus, Timeouts } from "./run.ts";
 
 const Metadata = z.record(z.string().max(256), z.unknown());
 
@@ -27,13 +27,17 @@ export const CommandBody = z
       .string()
       .max(256 * 1024)
       .optional(),
+    generation: Generation.optional().describe("The generation it is meant for; another is refused (409 stale)"),
   })
   .strict()
   .refine((body) => body.type !== "input" || body.text !== undefined, {
     message: "an input command needs text",
     path: ["text"],
   })
-  .meta({ id: "CommandBody", description: "`text` is required for `input`" });
+  .meta({
+    id: "CommandBody",
+    description: "`text` is required for `input`; with `generation`, only that generation may receive it",
+  });
 export type CommandBody = z.infer<typeof CommandBody>;
 
 export const ApprovalBody = z
@@ -43,10 +47,20 @@ export const ApprovalBody = z
 export type ApprovalBody = z.infer<typeof ApprovalBody>;
 
 export const CancelBody = z
-  .object({ commandId: CommandId.optional(), reason: z.string().max(8192).optional() })
+  .object({
+    commandId: CommandId.optional(),
+    reason: z.string().max(8192).optional(),
+    generation: Generation.optional().describe("The generation it is meant for; another is refused (409 stale)"),
+  })
   .strict()
   .meta({ id: "CancelBody" });
 export type CancelBody = z.infer<typeof CancelBody>;
+
+export const RecoverBody = z
+  .object({ action: z.enum(["resume", "restart", "fail"]), commandId: CommandId })
+  .strict()
+  .meta({ id: "RecoverBody", description: "An operator's decision for a recovering run; idempotent by `commandId`" });
+export type RecoverBody = z.infer<typeof RecoverBody>;
 
 export const TokenBody = z
   .object({
@@ -80,6 +94,18 @@ export const ListRunsQuery = z.object({
   limit: IntString(1, RUNS_PAGE_MAX).default(RUNS_PAGE_DEFAULT),
   cursor: z.string().max(512).optional(),
 });
+
+/** Where a checkpoint upload stands: the uploader's claim, and what the bytes cover. */
+export const CheckpointQuery = z.object({
+  epoch: IntString(1, Number.MAX_SAFE_INTEGER),
+  generation: IntString(1, Number.MAX_SAFE_INTEGER),
+  sourceSeq: IntString(0, Number.MAX_SAFE_INTEGER),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "digest must be sha256:<64 lowercase hex digits>"),
+});
+export type CheckpointQuery = z.infer<typeof CheckpointQuery>;
+
+/** Default bound of a checkpoint's size (the worker's CHECKPOINT_MAX_BYTES overrides it). */
+export const CHECKPOINT_MAX_BYTES_DEFAULT = 50 * 1024 * 1024;
 
 /** Path parameters of the run routes. */
 export const RunParams = z.object({ runId: RunId });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RunId, RunnerOutcome, RunStatus, Timeouts } from "./run.ts";
+import { Generation, RecoveryMode, RunId, RunnerOutcome, RunStatus, Timeouts } from "./run.ts";
 
 // What the API answers with: the records a run keeps, as zod schemas so the OpenAPI document and
 // the TypeScript types come from one definition. A `.meta({ id })` names a component in the
@@ -15,7 +15,7 @@ export const Outcome = z
   .meta({
     id: "Outcome",
     description:
-      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed.",
+      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined.",
   });
 export type Outcome = z.infer<typeof Outcome>;
 
@@ -27,7 +27,13 @@ export const RunEvent = z
     seq: z.number().int().min(1).describe("Position in the log: starts at 1, no gaps; the viewers' cursor"),
     epoch: z.number().int().min(0),
     source: EventSource,
-    sourceSeq: z.number().int().min(1).optional().describe("The runner's sequence number (runner events only)"),
+    sourceSeq: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("The runner's sequence number within its generation (runner events only)"),
+    generation: Generation.optional().describe("The agent generation that sent it (runner events only)"),
     type: z.string(),
     data: z.unknown(),
     time: Timestamp,
@@ -53,6 +59,9 @@ export const CommandRecord = z
     decision: Decision.optional(),
     reason: z.string().optional(),
     state: CommandState,
+    generation: Generation.optional().describe(
+      "The generation it is bound to: the one it names, else the first it was delivered to",
+    ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
@@ -77,6 +86,35 @@ export const ApprovalRecord = z
   .meta({ id: "ApprovalRecord", description: "A tool call waiting for, or given, an operator's decision" });
 export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
 
+export const NativeSession = z
+  .object({ provider: z.string(), id: z.string() })
+  .meta({ id: "NativeSession", description: "The provider's own session (codex thread, claude session)" });
+export type NativeSession = z.infer<typeof NativeSession>;
+
+export const CheckpointInfo = z
+  .object({
+    digest: z.string().describe("sha256:<hex> of the bytes"),
+    generation: Generation,
+    sourceSeq: z.number().int().min(0).describe("The last runner event of that generation it covers"),
+    bytes: z.number().int().min(0),
+    createdAt: Timestamp,
+  })
+  .meta({
+    id: "CheckpointInfo",
+    description: "The run's checkpoint: the provider's session files, as the bridge packed them",
+  });
+export type CheckpointInfo = z.infer<typeof CheckpointInfo>;
+
+export const RecoveryInfo = z
+  .object({
+    mode: RecoveryMode,
+    reason: z.string(),
+    since: Timestamp,
+    deadline: Timestamp.describe("When the run fails (runner_lost) unless it is recovered"),
+  })
+  .meta({ id: "RecoveryInfo", description: "Why and how a lost run may be recovered (status `recovering` only)" });
+export type RecoveryInfo = z.infer<typeof RecoveryInfo>;
+
 export const RunRecord = z
   .object({
     id: RunId,
@@ -86,7 +124,11 @@ export const RunRecord = z
     claimedAt: z.union([Timestamp, z.null()]),
     finishedAt: z.union([Timestamp, z.null()]),
     lastSeq: z.number().int().min(0),
-    highestSourceSeq: z.number().int().min(0),
+    highestSourceSeq: z.number().int().min(0).describe("Of the current generation"),
+    generation: Generation,
+    nativeSession: z.union([NativeSession, z.null()]),
+    checkpoint: z.union([CheckpointInfo, z.null()]),
+    recovery: z.union([RecoveryInfo, z.null()]),
     outcome: z.union([Outcome, z.null()]),
     agent: z.unknown(),
     input: z.unknown(),

@@ -1,6 +1,14 @@
 import { z } from "zod";
-import { ApprovalRecord, CommandRecord, RunEvent, RunListing, RunRecord } from "./records.ts";
-import { RunId, RunStatus } from "./run.ts";
+import {
+  ApprovalRecord,
+  CheckpointInfo,
+  CommandRecord,
+  NativeSession,
+  RunEvent,
+  RunListing,
+  RunRecord,
+} from "./records.ts";
+import { Generation, RecoveryMode, RunId, RunStatus } from "./run.ts";
 
 // The bodies of the API's answers, one schema each (see records.ts for the conventions).
 
@@ -60,3 +68,28 @@ export const RunnerPreflight = z
   .object({ runId: RunId, status: RunStatus, epoch: z.number().int().min(0) })
   .meta({ id: "RunnerPreflight", description: "What a runner learns before attaching" });
 export type RunnerPreflight = z.infer<typeof RunnerPreflight>;
+
+export const RecoverAccepted = z
+  .object({
+    created: z.boolean().describe("false for a repeat of the decision with the same commandId"),
+    decision: z.object({ action: z.enum(["resume", "restart", "fail"]), commandId: z.string() }),
+    run: RunRecord,
+  })
+  .meta({ id: "RecoverAccepted", description: "The decision that settled the recovery, and the run after it" });
+export type RecoverAccepted = z.infer<typeof RecoverAccepted>;
+
+export const CheckpointStored = z
+  .object({ checkpoint: CheckpointInfo })
+  .meta({ id: "CheckpointStored", description: "The run's checkpoint after the upload" });
+export type CheckpointStored = z.infer<typeof CheckpointStored>;
+
+export const RecoveryState = z
+  .object({
+    status: RunStatus,
+    generation: Generation.describe("The current generation; a resume claims generation + 1"),
+    mode: z.union([RecoveryMode, z.null()]).describe("null unless recovering"),
+    nativeSession: z.union([NativeSession, z.null()]),
+    checkpoint: z.union([CheckpointInfo, z.null()]),
+  })
+  .meta({ id: "RecoveryState", description: "What `runner-bridge resume` reads before it claims" });
+export type RecoveryState = z.infer<typeof RecoveryState>;

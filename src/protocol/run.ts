@@ -8,6 +8,7 @@ export const RUN_STATUSES = [
   "running",
   "waiting",
   "stalled",
+  "recovering",
   "succeeded",
   "failed",
   "cancelled",
@@ -30,6 +31,7 @@ export const DEFAULT_TIMEOUTS = {
   approvalMs: DAY,
   idleMs: 60 * 60 * 1000,
   runMs: 7 * DAY,
+  recoverMs: 60 * 60 * 1000,
 } as const;
 export const DEFAULT_RETENTION_MS = 30 * DAY;
 export const MAX_DEADLINE_MS = 365 * DAY;
@@ -43,6 +45,8 @@ export const Timeouts = z
     approvalMs: Millis,
     idleMs: Millis,
     runMs: Millis,
+    /** How long a run lost with its sandbox waits in `recovering` before it fails (runner_lost). */
+    recoverMs: Millis,
   })
   .strict()
   .meta({ id: "Timeouts", description: "A run's deadlines, in milliseconds" });
@@ -60,6 +64,13 @@ export function resolveTimeouts(given: { [K in keyof Timeouts]?: number | undefi
 
 export const ErrorInfo = z.object({ code: z.string().min(1).max(200), message: z.string().max(8192) }).strict();
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
+
+/** Each agent process that serves a run is a generation: 1, 2, … */
+export const Generation = z.number().int().min(1);
+
+/** How a lost run may be recovered, decided from the evidence it holds (docs/PROTOCOL.md). */
+export const RecoveryMode = z.enum(["restart", "resume", "ambiguous"]).meta({ id: "RecoveryMode" });
+export type RecoveryMode = z.infer<typeof RecoveryMode>;
 
 /** How a run ended. Runners may report succeeded, failed or cancelled; the object alone times runs out. */
 export const RunnerOutcome = z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MAX_BATCH_EVENTS } from "./limits.ts";
-import { RunnerOutcome } from "./run.ts";
+import { Generation, RecoveryMode, RunnerOutcome } from "./run.ts";
 
 const Epoch = z.number().int().min(1);
 const SourceSeq = z.number().int().min(1);
@@ -34,10 +34,21 @@ export const RunnerFrame = z
          * does not.
          */
         epoch: Epoch.optional(),
+        /**
+         * The agent generation this runner serves. Absent: the current one (a first claim or a
+         * takeover). `current + 1` starts a resumed generation while the run is recovering.
+         */
+        generation: Generation.optional(),
       })
       .strict(),
     z
-      .object({ type: z.literal("events"), epoch: Epoch, events: z.array(RunnerEvent).min(1).max(MAX_BATCH_EVENTS) })
+      .object({
+        type: z.literal("events"),
+        epoch: Epoch,
+        /** The generation the events belong to (absent: 1); must be the one this runner claimed. */
+        generation: Generation.optional(),
+        events: z.array(RunnerEvent).min(1).max(MAX_BATCH_EVENTS),
+      })
       .strict(),
     z.object({ type: z.literal("heartbeat"), epoch: Epoch }).strict(),
     z.object({ type: z.literal("complete"), epoch: Epoch, outcome: RunnerOutcome }).strict(),
@@ -54,6 +65,13 @@ export const RunnerFrame = z
   .meta({ id: "RunnerFrame", description: "A frame a runner sends" });
 export type RunnerFrame = z.infer<typeof RunnerFrame>;
 
+/**
+ * Why a claim was refused: the run is terminal; it is recovering and this hello does not match
+ * its mode; or the hello names a generation the run cannot start.
+ */
+export const RejectReason = z.enum(["terminal-run", "recovering", "not-resumable"]);
+export type RejectReason = z.infer<typeof RejectReason>;
+
 /** A command as it reaches the runner. */
 export const CommandFrame = z
   .object({
@@ -67,6 +85,8 @@ export const CommandFrame = z
     requestId: z.string().optional(),
     decision: z.enum(["approve", "deny"]).optional(),
     reason: z.string().optional(),
+    /** The generation the command was sent to. */
+    generation: Generation.optional(),
   })
   .meta({ id: "CommandFrame", description: "A command as it reaches the runner" });
 export type CommandFrame = z.infer<typeof CommandFrame>;
@@ -80,12 +100,21 @@ export const ServerToRunner = z
     z.object({
       type: z.literal("claimed"),
       epoch: Epoch,
+      /** Within `generation`: resend from ackedSourceSeq + 1. */
       ackedSourceSeq: z.number().int().min(0),
+      /** The generation this runner serves. */
+      generation: Generation,
       heartbeatMs: z.number().int().min(1),
       commands: z.array(CommandFrame),
     }),
     z.object({ type: z.literal("fenced"), epoch: z.number().int().min(0) }),
-    z.object({ type: z.literal("rejected"), reason: z.literal("terminal-run"), status: z.string() }),
+    z.object({
+      type: z.literal("rejected"),
+      reason: RejectReason,
+      status: z.string(),
+      /** With reason `recovering`: the recovery mode that refused the claim. */
+      mode: RecoveryMode.optional(),
+    }),
     z.object({ type: z.literal("ack"), highestSourceSeq: z.number().int().min(0) }),
     z.object({ type: z.literal("gap"), expected: SourceSeq }),
     z.object({ type: z.literal("conflict"), sourceSeq: SourceSeq }),

@@ -57,3 +57,6 @@ export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], need
 
 /** The runner socket and its preflight: a runner token only, in the header or `?token=`. */
 export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }, { queryToken: [] }]);
+
+/** A runner's HTTP routes (recovery state, checkpoints): its runner token, in the header only. */
+export const RUNNER_HTTP = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }]);

@@ -1,4 +1,5 @@
 import { isTerminal } from "../protocol/index.ts";
+import { enterRecovery, recoveryLapsed } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { Timer, Timers } from "./timers.ts";
 
@@ -51,15 +52,11 @@ function fire(machine: RunMachine, timer: Timer): void {
       }
       return;
     case "takeover":
-      if (run.status === "stalled") {
-        machine.terminalize(
-          {
-            status: "failed",
-            error: { code: "runner_lost", message: `no runner took over within ${timeouts.takeoverMs} ms` },
-          },
-          true,
-        );
-      }
+      // Nobody took over: the sandbox may be gone with its runner; the run waits to be recovered.
+      if (run.status === "stalled") enterRecovery(machine, run);
+      return;
+    case "recover":
+      recoveryLapsed(machine, run);
       return;
     case "approval":
       if (!isTerminal(run.status) && machine.approvals.find(timer.ref)?.state === "pending") {

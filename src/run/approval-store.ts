@@ -42,16 +42,39 @@ export class ApprovalStore {
     return row ? toRecord(row) : null;
   }
 
-  insertPending(requestId: string, requestedSeq: number, data: unknown, now: number, expiresAt: number): void {
+  insertPending(
+    requestId: string,
+    requestedSeq: number,
+    data: unknown,
+    generation: number,
+    now: number,
+    expiresAt: number,
+  ): void {
     this.sql.exec(
-      `INSERT INTO approvals (request_id, state, requested_seq, data, created_at, expires_at)
-       VALUES (?, 'pending', ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
+      `INSERT INTO approvals (request_id, state, requested_seq, data, generation, created_at, expires_at)
+       VALUES (?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
       requestId,
       requestedSeq,
       JSON.stringify(data ?? null),
+      generation,
       now,
       expiresAt,
     );
+  }
+
+  /** Expires the requests of generations before `generation`, whose agent is gone; answers their ids. */
+  expireOlderGenerations(generation: number, reason: string, now: number): string[] {
+    return this.sql
+      .exec<{ request_id: string }>(
+        `UPDATE approvals SET state = 'expired', reason = ?, resolved_at = ?
+         WHERE state = 'pending' AND generation < ? RETURNING request_id`,
+        reason,
+        now,
+        generation,
+      )
+      .toArray()
+      .map((row) => row.request_id)
+      .sort();
   }
 
   resolve(
@@ -70,6 +93,14 @@ export class ApprovalStore {
       requestId,
     );
     return this.find(requestId) as ApprovalRecord;
+  }
+
+  /** The generation whose agent asked. */
+  generationOf(requestId: string): number | null {
+    const row = this.sql
+      .exec<{ generation: number }>("SELECT generation FROM approvals WHERE request_id = ?", requestId)
+      .toArray()[0];
+    return row ? row.generation : null;
   }
 
   pending(): ApprovalRecord[] {

@@ -1,24 +1,42 @@
-import { type CommandRecord, isTerminal, type RunStatus } from "../protocol/index.ts";
+import {
+  type CommandRecord,
+  isTerminal,
+  type RecoveryMode,
+  type RejectReason,
+  type RunStatus,
+} from "../protocol/index.ts";
+import { claimTarget, leaveRecovery } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 /** What a runner's `hello` gets. */
 export type ClaimVerdict =
-  | { kind: "claimed"; epoch: number; ackedSourceSeq: number; heartbeatMs: number; commands: CommandRecord[] }
-  /** The run is terminal: no claim, epoch unchanged. */
-  | { kind: "rejected"; status: RunStatus }
-  /** Another runner claimed since the epoch this one held. */
+  | {
+      kind: "claimed";
+      epoch: number;
+      generation: number;
+      ackedSourceSeq: number;
+      heartbeatMs: number;
+      commands: CommandRecord[];
+    }
+  /** No claim, epoch unchanged: the run is terminal, or recovering in a way this hello does not match. */
+  | { kind: "rejected"; reason: RejectReason; status: RunStatus; mode?: RecoveryMode }
+  /** Another runner claimed since the epoch this one held, or it serves an older generation. */
   | { kind: "fenced"; epoch: number };
 
 export interface Hello {
   runnerId: string;
   /** The epoch the runner held before it reconnected; absent on its first connection. */
   heldEpoch?: number | undefined;
+  /** The generation it serves; absent: the current one (or a restart's). */
+  generation?: number | undefined;
 }
 
 /**
  * Claims the run for the runner that said `hello`: the claim epoch is incremented (ClaimEpoch,
  * through the store), commands delivered to the previous holder and never acked become `unknown`,
  * the lease and idle deadlines start, and everything not yet acked is handed to the new holder.
+ * A recovering run is claimed only as its recovery mode allows (recovery.ts), which may start a
+ * new generation.
  *
  * A runner reconnecting with the epoch it held is fenced when a newer claim exists, unless that
  * claim is its own (same runnerId): the edge commits a claim before it sends `claimed`, so a
@@ -27,12 +45,21 @@ export interface Hello {
  */
 export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   const run = machine.mustLoad();
-  if (isTerminal(run.status)) return { kind: "rejected", status: run.status };
+  if (isTerminal(run.status)) return { kind: "rejected", reason: "terminal-run", status: run.status };
   const newerClaim = hello.heldEpoch !== undefined && hello.heldEpoch < run.epoch;
   if (newerClaim && run.runnerId !== hello.runnerId) return { kind: "fenced", epoch: run.epoch };
+  if (hello.generation !== undefined && hello.generation < run.generation) return { kind: "fenced", epoch: run.epoch };
+  const target = claimTarget(machine, run, hello.generation);
+  if (target.kind === "rejected") {
+    const mode = target.mode === undefined ? {} : { mode: target.mode };
+    return { kind: "rejected", reason: target.reason, status: run.status, ...mode };
+  }
   const now = machine.now;
-  const epoch = machine.store.claim(hello.runnerId, now);
+  const { generation } = target;
+  if (generation !== run.generation) machine.store.setGeneration(generation);
+  const epoch = machine.store.claim(hello.runnerId, generation, now);
   const unknown = machine.commands.markUnconfirmedUnknown(now);
+  if (target.start !== null) leaveRecovery(machine, run, { generation, start: target.start }, epoch);
   machine.setStatus(machine.approvals.pending().length > 0 ? "waiting" : "running");
   machine.timers.clear("claim");
   machine.timers.clear("takeover");
@@ -43,13 +70,15 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
     runnerId: hello.runnerId,
     previousEpoch: run.epoch,
     unknownCommands: unknown,
+    generation,
   });
-  const commands = machine.commands.unacked();
-  machine.commands.markQueuedDelivered(epoch, now);
+  const commands = machine.commands.unacked(generation);
+  machine.commands.markQueuedDelivered(epoch, generation, now);
   return {
     kind: "claimed",
     epoch,
-    ackedSourceSeq: run.highestSourceSeq,
+    generation,
+    ackedSourceSeq: machine.store.runnerState(generation)?.lastSeq ?? 0,
     heartbeatMs: run.timeouts.heartbeatMs,
     commands,
   };

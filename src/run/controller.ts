@@ -3,6 +3,7 @@ import type { RunMachine, Submitted } from "./run-machine.ts";
 
 /** A command from an operator, over HTTP or a viewer socket; cancel takes its own path. */
 export function controllerCommand(machine: RunMachine, body: CommandBody): Result<Submitted<CommandRecord | null>> {
-  if (body.type === "cancel") return machine.cancel(body.commandId, undefined);
-  return machine.submitCommand(body.commandId, body.type, body.text === undefined ? {} : { text: body.text });
+  if (body.type === "cancel") return machine.cancel(body.commandId, undefined, body.generation);
+  const fields = body.text === undefined ? {} : { text: body.text };
+  return machine.submitCommand(body.commandId, body.type, fields, body.generation);
 }

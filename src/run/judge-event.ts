@@ -1,7 +1,7 @@
 import { judgeProducer, type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import type { RunnerEvent } from "../protocol/index.ts";
 import { canonicalJson } from "./canonical.ts";
-import { RUNNER_PRODUCER } from "./claim-epoch.ts";
+import { generationProducer } from "./claim-epoch.ts";
 
 /** How one runner event relates to the stored log. */
 export type EventVerdict =
@@ -12,20 +12,21 @@ export type EventVerdict =
   | { kind: "stale_epoch"; epoch: number };
 
 /**
- * Judges one incoming runner event with the log core's producer verdict, given the runner's
- * state so far in this batch. Pure: it stores nothing. A sourceSeq already stored is a duplicate
+ * Judges one incoming runner event of `generation` with the log core's producer verdict, given
+ * that generation's state so far in this batch. Pure: it stores nothing. A sourceSeq already stored is a duplicate
  * only if its content is identical (`stored` finds it, in the log or earlier in the batch);
  * otherwise it is a conflict.
  */
 export function judgeRunnerEvent(
   runner: ProducerState | null,
   epoch: number,
+  generation: number,
   event: RunnerEvent,
   stored: (sourceSeq: number) => { type: string; data?: unknown } | null,
 ): EventVerdict {
   const verdict = judgeProducer(
     runner,
-    { producerId: RUNNER_PRODUCER, epoch, seq: event.sourceSeq },
+    { producerId: generationProducer(generation), epoch, seq: event.sourceSeq },
     RUNNER_PRODUCER_RULES,
   );
   switch (verdict.kind) {

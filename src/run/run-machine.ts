@@ -16,6 +16,8 @@ import {
   resolveTimeouts,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
+import { CheckpointStore } from "./checkpoint-store.ts";
+import { RecoveryDecisions } from "./decision-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
@@ -44,6 +46,8 @@ export class RunMachine {
   readonly store: RunStore;
   readonly commands: CommandStore;
   readonly approvals: ApprovalStore;
+  readonly checkpoints: CheckpointStore;
+  readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
 
   readonly now: number;
@@ -55,6 +59,8 @@ export class RunMachine {
     this.store = new RunStore(sql);
     this.commands = new CommandStore(sql);
     this.approvals = new ApprovalStore(sql);
+    this.checkpoints = new CheckpointStore(sql);
+    this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
   }
 
@@ -74,6 +80,18 @@ export class RunMachine {
       finishedAt: iso(run.finishedAt),
       lastSeq: run.lastSeq,
       highestSourceSeq: run.highestSourceSeq,
+      generation: run.generation,
+      nativeSession: run.nativeSession,
+      checkpoint: this.checkpoints.current()?.info ?? null,
+      recovery:
+        run.recovery === null
+          ? null
+          : {
+              mode: run.recovery.mode,
+              reason: run.recovery.reason,
+              since: iso(run.recovery.since) as string,
+              deadline: iso(run.recovery.deadline) as string,
+            },
       outcome: run.outcome,
       agent: run.agent,
       input: run.input,
@@ -126,8 +144,21 @@ export class RunMachine {
 
   // ---- operators -----------------------------------------------------------------------------
 
-  submitCommand(commandId: string, kind: CommandType, fields: CommandBodyFields): Result<Submitted<CommandRecord>> {
-    const fingerprint = canonicalJson({ commandId, kind, ...fields });
+  /**
+   * Queues a command, and delivers it when a runner holds the claim. `generation`: the one the
+   * sender meant it for; naming any but the current is refused, so a replayed command cannot reach
+   * a generation it was not meant for. `bindTo`: the generation it may only ever be sent to.
+   */
+  submitCommand(
+    commandId: string,
+    kind: CommandType,
+    fields: CommandBodyFields,
+    generation?: number,
+    bindTo: number | undefined = generation,
+  ): Result<Submitted<CommandRecord>> {
+    const stale = this.staleGeneration(generation);
+    if (stale) return stale;
+    const fingerprint = canonicalJson({ commandId, kind, ...fields, generation });
     const existing = this.commands.find(commandId);
     if (existing) {
       if (existing.fingerprint !== fingerprint) {
@@ -138,16 +169,28 @@ export class RunMachine {
     const run = this.mustLoad();
     if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}; it takes no commands`);
     const controllerSeq = this.store.nextControllerSeq();
-    let command = this.commands.insert({ commandId, controllerSeq, kind, body: fields, fingerprint, now: this.now });
-    this.control(run.epoch, "command.queued", { commandId, controllerSeq, type: kind, ...fields });
-    if (run.status !== "queued" && run.status !== "stalled" && this.runnerConnected()) {
-      command = this.commands.setState(commandId, "delivered", this.now, run.epoch);
-      this.effects.runnerFrames.push(commandFrame(command));
+    let command = this.commands.insert({
+      commandId,
+      controllerSeq,
+      kind,
+      body: fields,
+      fingerprint,
+      generation: bindTo ?? null,
+      now: this.now,
+    });
+    const named = generation === undefined ? {} : { generation };
+    this.control(run.epoch, "command.queued", { commandId, controllerSeq, type: kind, ...fields, ...named });
+    const held = run.status !== "queued" && run.status !== "stalled" && run.status !== "recovering";
+    if (held && this.runnerConnected()) {
+      const delivery = { epoch: run.epoch, generation: run.generation };
+      command = this.commands.setState(commandId, "delivered", this.now, delivery);
+      this.effects.runnerFrames.push(commandFrame(command, run.generation));
     }
     return ok({ created: true, command });
   }
 
-  cancel(commandId: string, reason: string | undefined): Result<Submitted<CommandRecord | null>> {
+  /** Cancels: a connected runner is asked to stop its agent; with none (or while recovering), at once. */
+  cancel(commandId: string, reason: string | undefined, generation?: number): Result<Submitted<CommandRecord | null>> {
     const run = this.mustLoad();
     if (isTerminal(run.status)) {
       const previous = this.commands.find(commandId);
@@ -155,7 +198,7 @@ export class RunMachine {
       return fail("terminal_run", `run is ${run.status}; it cannot be cancelled`);
     }
     const fields: CommandBodyFields = reason === undefined ? {} : { reason };
-    const submitted = this.submitCommand(commandId, "cancel", fields);
+    const submitted = this.submitCommand(commandId, "cancel", fields, generation);
     if (!submitted.ok || !submitted.value.created) return submitted;
     if (submitted.value.command.state === "delivered") {
       this.timers.set("cancel_grace", this.now + CANCEL_GRACE_MS);
@@ -199,6 +242,14 @@ export class RunMachine {
 
   // ---- shared steps --------------------------------------------------------------------------
 
+  /** A refusal for a request naming a generation other than the current one. */
+  staleGeneration(generation: number | undefined): Result<never> | null {
+    if (generation === undefined) return null;
+    const current = this.mustLoad().generation;
+    if (generation === current) return null;
+    return fail("stale", `generation ${generation} is not the run's current generation (${current})`);
+  }
+
   mustLoad(): RunRow {
     const run = this.store.load();
     if (!run) throw new Error("run row missing");
@@ -221,6 +272,7 @@ export class RunMachine {
   terminalize(outcome: Outcome, byObject: boolean): void {
     const run = this.mustLoad();
     this.store.finish(outcome, this.now);
+    if (run.recovery !== null) this.store.setRecovery(null);
     this.timers.clearAllExcept(["index_sync"]);
     this.timers.set("retention", this.now + run.retentionMs);
     this.control(run.epoch, "run.finished", { outcome });
@@ -240,7 +292,9 @@ export class RunMachine {
     const type = state === "expired" ? "approval.expired" : "approval.resolved";
     const fields: CommandBodyFields = reason === undefined ? { requestId, decision } : { requestId, decision, reason };
     this.control(run.epoch, type, fields);
-    this.submitCommand(`~approval:${requestId}`, "approval", fields);
+    // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
+    const asked = this.approvals.generationOf(requestId) ?? run.generation;
+    if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
     if (run.status === "waiting" && this.approvals.pending().length === 0) this.setStatus("running");
     return approval;
   }
@@ -254,8 +308,15 @@ export class RunMachine {
     this.control(run.epoch, "run.resumed", { epoch: run.epoch });
   }
 
-  /** A stored runner event of type `approval.requested` opens an approval and makes the run wait. */
-  noticeApprovalRequest(seq: number, event: { type: string; data?: unknown }): void {
+  /**
+   * What a stored runner event means to the run: `approval.requested` opens an approval and
+   * makes the run wait; `agent.session` `{provider, id}` records the provider's session.
+   */
+  noticeRunnerEvent(seq: number, event: { type: string; data?: unknown }): void {
+    if (event.type === "agent.session") {
+      this.noticeSession(event.data);
+      return;
+    }
     if (event.type !== "approval.requested") return;
     const data = event.data as { requestId?: unknown } | null | undefined;
     const requestId = data?.requestId;
@@ -263,8 +324,16 @@ export class RunMachine {
     if (this.approvals.find(requestId)) return;
     const run = this.mustLoad();
     const expiresAt = this.now + run.timeouts.approvalMs;
-    this.approvals.insertPending(requestId, seq, event.data, this.now, expiresAt);
+    this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+  }
+
+  private noticeSession(data: unknown): void {
+    const session = data as { provider?: unknown; id?: unknown } | null | undefined;
+    const { provider, id } = session ?? {};
+    if (typeof provider !== "string" || typeof id !== "string" || provider === "" || id === "") return;
+    if (provider.length > 200 || id.length > 1000) return;
+    this.store.setNativeSession({ provider, id });
   }
 }

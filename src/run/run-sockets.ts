@@ -12,7 +12,9 @@ import type { Effects } from "./effects.ts";
 import { eventJson } from "./store.ts";
 
 /** What each hibernatable socket remembers across evictions. */
-export type SocketAttachment = { role: "runner"; epoch: number } | { role: "viewer"; interact: boolean };
+export type SocketAttachment =
+  | { role: "runner"; epoch: number; generation?: number }
+  | { role: "viewer"; interact: boolean };
 
 export function attachmentOf(ws: WebSocket): SocketAttachment | null {
   return ws.deserializeAttachment() as SocketAttachment | null;
@@ -58,12 +60,12 @@ export class RunSockets {
   /** A runner socket; it holds no claim until its `hello`. */
   acceptRunner(ws: WebSocket): void {
     this.ctx.acceptWebSocket(ws, ["runner"]);
-    this.setRunnerEpoch(ws, 0);
+    this.setRunnerClaim(ws, 0, 1);
   }
 
-  /** Records the epoch a runner socket's `hello` claimed. */
-  setRunnerEpoch(ws: WebSocket, epoch: number): void {
-    ws.serializeAttachment({ role: "runner", epoch } satisfies SocketAttachment);
+  /** Records the epoch a runner socket's `hello` claimed, and the generation it serves. */
+  setRunnerClaim(ws: WebSocket, epoch: number, generation: number): void {
+    ws.serializeAttachment({ role: "runner", epoch, generation } satisfies SocketAttachment);
   }
 
   acceptViewer(ws: WebSocket, interact: boolean): void {

@@ -11,11 +11,20 @@ import {
 import { canonicalJson } from "./canonical.ts";
 import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
 import type { RunMachine } from "./run-machine.ts";
+import type { RunRow } from "./store.ts";
 
 // What the runner holding the current claim does to the run, one frame at a time.
 
-/** The frame's epoch is not the current claim's: nothing was done; the sender is fenced. */
+/**
+ * The frame's epoch is not the current claim's, or the claim lapsed when the run went
+ * recovering: nothing was done; the sender is fenced.
+ */
 export type StaleEpoch = { kind: "stale_epoch"; epoch: number };
+
+/** A lapsed claim (see StaleEpoch), or null when `epoch` holds the run. */
+function lapsed(run: RunRow, epoch: number): StaleEpoch | null {
+  return epoch !== run.epoch || run.status === "recovering" ? { kind: "stale_epoch", epoch: run.epoch } : null;
+}
 
 export type BatchVerdict =
   | StaleEpoch
@@ -24,21 +33,28 @@ export type BatchVerdict =
   | { kind: "stored"; highestSourceSeq: number; stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null };
 
 /**
- * Stores a runner's batch: each event judged in memory against the runner's state as the batch
- * advances (judge-event.ts), then everything new written in one pass. Renews the lease and the
- * idle deadline.
+ * Stores a runner's batch of `generation`: each event judged in memory against that generation's
+ * state as the batch advances (judge-event.ts), then everything new written in one pass. Renews
+ * the lease and the idle deadline.
  */
-export function storeBatch(machine: RunMachine, epoch: number, events: RunnerEvent[]): BatchVerdict {
+export function storeBatch(
+  machine: RunMachine,
+  epoch: number,
+  generation: number,
+  events: RunnerEvent[],
+): BatchVerdict {
   const run = machine.mustLoad();
-  if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
+  const stale =
+    lapsed(run, epoch) ?? (generation === run.generation ? null : { kind: "stale_epoch", epoch: run.epoch });
+  if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
   machine.renewLease(run);
-  let runner = machine.store.runnerState();
+  let runner = machine.store.runnerState(generation);
   const accepted = new Map<number, RunnerEvent>();
-  const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.store.runnerEvent(sourceSeq);
+  const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.store.runnerEvent(generation, sourceSeq);
   let stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null = null;
   for (const event of events) {
-    const verdict = judgeRunnerEvent(runner, epoch, event, stored);
+    const verdict = judgeRunnerEvent(runner, epoch, generation, event, stored);
     if (verdict.kind === "duplicate") continue;
     if (verdict.kind === "stale_epoch") return verdict;
     if (verdict.kind !== "accepted") {
@@ -51,14 +67,15 @@ export function storeBatch(machine: RunMachine, epoch: number, events: RunnerEve
   const drafts = [...accepted.values()].map((event) => ({
     epoch,
     sourceSeq: event.sourceSeq,
+    generation,
     type: event.type,
     data: event.data ?? null,
     time: parseTime(event.time) ?? machine.now,
   }));
   if (drafts.length > 0 && runner) {
-    const appended = machine.store.appendEvents(drafts, runner);
+    const appended = machine.store.appendEvents(drafts, { generation, state: runner });
     machine.effects.appended.push(...appended);
-    for (const event of appended) machine.noticeApprovalRequest(event.seq, event);
+    for (const event of appended) machine.noticeRunnerEvent(event.seq, event);
   }
   machine.timers.set("idle", machine.now + run.timeouts.idleMs);
   return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };
@@ -67,7 +84,8 @@ export function storeBatch(machine: RunMachine, epoch: number, events: RunnerEve
 /** A heartbeat: renews the lease (and resumes a stalled run). */
 export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed" } | StaleEpoch {
   const run = machine.mustLoad();
-  if (epoch !== run.epoch) return { kind: "stale_epoch", epoch: run.epoch };
+  const stale = lapsed(run, epoch);
+  if (stale) return stale;
   if (!isTerminal(run.status)) machine.renewLease(run);
   return { kind: "renewed" };
 }
@@ -79,7 +97,8 @@ export function completeRun(
   outcome: RunnerOutcome,
 ): Result<{ kind: "completed"; status: RunStatus } | StaleEpoch> {
   const run = machine.mustLoad();
-  if (epoch !== run.epoch) return ok({ kind: "stale_epoch", epoch: run.epoch });
+  const stale = lapsed(run, epoch);
+  if (stale) return ok(stale);
   if (isTerminal(run.status)) {
     if (run.outcome && canonicalJson(run.outcome) === canonicalJson(outcome)) {
       return ok({ kind: "completed", status: run.status });
@@ -97,7 +116,8 @@ export function ackCommand(
   ack: { controllerSeq: number; commandId: string; state: "delivered" | "applied" | "rejected" },
 ): Result<{ kind: "acked"; command: CommandRecord } | StaleEpoch> {
   const run = machine.mustLoad();
-  if (epoch !== run.epoch) return ok({ kind: "stale_epoch", epoch: run.epoch });
+  const stale = lapsed(run, epoch);
+  if (stale) return ok(stale);
   const { commandId, controllerSeq, state } = ack;
   const found = machine.commands.find(commandId);
   if (!found || found.record.controllerSeq !== controllerSeq) {
@@ -108,7 +128,7 @@ export function ackCommand(
   if (current === "applied" || current === "rejected") {
     return fail("conflict", `command ${commandId} was already ${current}`);
   }
-  const command = machine.commands.setState(commandId, state, machine.now, epoch);
+  const command = machine.commands.setState(commandId, state, machine.now, { epoch, generation: run.generation });
   machine.control(epoch, "command.acked", { commandId, controllerSeq, state });
   return ok({ kind: "acked", command });
 }

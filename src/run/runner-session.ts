@@ -1,4 +1,4 @@
-import { CLOSE_FENCED, CLOSE_REJECTED, ok, type RunnerFrame } from "../protocol/index.ts";
+import { CLOSE_FENCED, CLOSE_REJECTED, ok, type RejectReason, type RunnerFrame } from "../protocol/index.ts";
 import { claimRun, type Hello } from "./claim.ts";
 import { commandFrame } from "./command-store.ts";
 import type { RunHost } from "./host.ts";
@@ -6,24 +6,28 @@ import { closeSocket, send, sendFailure } from "./run-sockets.ts";
 import { ackCommand, completeRun, heartbeat, storeBatch } from "./runner-actions.ts";
 
 /**
- * Handles one validated frame from a runner socket. `claimedEpoch` is the epoch this socket's
- * `hello` claimed (0 before it).
+ * Handles one validated frame from a runner socket. `claimed` is the epoch this socket's `hello`
+ * claimed (0 before it) and the generation it serves.
  */
 export async function handleRunnerFrame(
   host: RunHost,
   ws: WebSocket,
-  claimedEpoch: number,
+  claimed: { epoch: number; generation: number },
   frame: RunnerFrame,
 ): Promise<void> {
-  if (frame.type === "hello") return hello(host, ws, { runnerId: frame.runnerId, heldEpoch: frame.epoch });
-  if (claimedEpoch === 0) {
+  if (frame.type === "hello") {
+    return hello(host, ws, { runnerId: frame.runnerId, heldEpoch: frame.epoch, generation: frame.generation });
+  }
+  if (claimed.epoch === 0) {
     return send(ws, { type: "error", code: "not_claimed", message: "send hello before anything else" });
   }
-  if (frame.epoch !== claimedEpoch) return fence(host, ws);
+  if (frame.epoch !== claimed.epoch) return fence(host, ws);
 
   switch (frame.type) {
     case "events": {
-      const result = await host.operate((m) => ok(storeBatch(m, frame.epoch, frame.events)));
+      // A frame of another generation than the one this runner claimed is never stored.
+      if ((frame.generation ?? 1) !== claimed.generation) return fence(host, ws);
+      const result = await host.operate((m) => ok(storeBatch(m, frame.epoch, claimed.generation, frame.events)));
       if (!result.ok) return sendFailure(ws, result);
       const verdict = result.value;
       if (verdict.kind === "stale_epoch") return fence(host, ws, verdict.epoch);
@@ -59,23 +63,31 @@ export async function handleRunnerFrame(
   }
 }
 
+const REJECTED_BECAUSE: Record<RejectReason, string> = {
+  "terminal-run": "run is terminal",
+  recovering: "run is recovering; this claim does not match its mode",
+  "not-resumable": "run has no such generation to start",
+};
+
 async function hello(host: RunHost, ws: WebSocket, claimant: Hello): Promise<void> {
   const result = await host.operate((m) => ok(claimRun(m, claimant)));
   if (!result.ok) return sendFailure(ws, result);
   const verdict = result.value;
   if (verdict.kind === "fenced") return fence(host, ws, verdict.epoch);
   if (verdict.kind === "rejected") {
-    send(ws, { type: "rejected", reason: "terminal-run", status: verdict.status });
-    return closeSocket(ws, CLOSE_REJECTED, "run is terminal");
+    const mode = verdict.mode === undefined ? {} : { mode: verdict.mode };
+    send(ws, { type: "rejected", reason: verdict.reason, status: verdict.status, ...mode });
+    return closeSocket(ws, CLOSE_REJECTED, REJECTED_BECAUSE[verdict.reason]);
   }
-  host.sockets.setRunnerEpoch(ws, verdict.epoch);
+  host.sockets.setRunnerClaim(ws, verdict.epoch, verdict.generation);
   host.sockets.fenceAllBut(ws, verdict.epoch);
   send(ws, {
     type: "claimed",
     epoch: verdict.epoch,
     ackedSourceSeq: verdict.ackedSourceSeq,
+    generation: verdict.generation,
     heartbeatMs: verdict.heartbeatMs,
-    commands: verdict.commands.map(commandFrame),
+    commands: verdict.commands.map((command) => commandFrame(command, verdict.generation)),
   });
 }
 

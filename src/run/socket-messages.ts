@@ -51,7 +51,9 @@ async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuf
   if (attachment?.role === "runner") {
     const frame = parseFrame(message, RunnerFrame);
     if (!frame.ok) return sendFailure(ws, frame);
-    return handleRunnerFrame(host, ws, attachment.epoch, frame.value);
+    // Sockets accepted before generations existed carry none: they served generation 1.
+    const claim = { epoch: attachment.epoch, generation: attachment.generation ?? 1 };
+    return handleRunnerFrame(host, ws, claim, frame.value);
   }
   const frame = parseFrame(message, ViewerFrame);
   if (!frame.ok) return sendFailure(ws, frame);

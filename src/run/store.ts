@@ -1,7 +1,23 @@
 import { LogCore } from "../log/log.ts";
 import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
-import type { Outcome, RunEvent, RunStatus, Timeouts } from "../protocol/index.ts";
-import { ClaimEpoch, RUNNER_PRODUCER } from "./claim-epoch.ts";
+import {
+  type NativeSession,
+  type Outcome,
+  type RecoveryMode,
+  type RunEvent,
+  type RunStatus,
+  resolveTimeouts,
+  type Timeouts,
+} from "../protocol/index.ts";
+import { ClaimEpoch, generationProducer, RUNNER_PRODUCER } from "./claim-epoch.ts";
+
+/** A recovering run's state (src/run/recovery.ts); times in ms. */
+export interface Recovery {
+  mode: RecoveryMode;
+  reason: string;
+  since: number;
+  deadline: number;
+}
 
 /** The single row describing the run, with what the log core knows of it. */
 export interface RunRow {
@@ -17,8 +33,16 @@ export interface RunRow {
   purgedAt: number | null;
   /** The log's tail: the seq of the last event. */
   lastSeq: number;
-  /** The runner producer's last accepted sourceSeq; stored sourceSeqs are always 1..this. */
+  /** The current generation's last accepted sourceSeq; its stored sourceSeqs are always 1..this. */
   highestSourceSeq: number;
+  /** The agent generation serving the run (1, 2, …). */
+  generation: number;
+  /** The provider's session, from the last `agent.session` runner event. */
+  nativeSession: NativeSession | null;
+  /** Set while the status is `recovering`. */
+  recovery: Recovery | null;
+  /** How many times the run entered recovery; operators' decisions belong to one episode. */
+  recoveryEpisode: number;
   controllerSeq: number;
   /** The runnerId of the newest claim. */
   runnerId: string | null;
@@ -35,6 +59,10 @@ export type NewRun = Omit<
   | "epoch"
   | "lastSeq"
   | "highestSourceSeq"
+  | "generation"
+  | "nativeSession"
+  | "recovery"
+  | "recoveryEpisode"
   | "controllerSeq"
   | "claimedAt"
   | "finishedAt"
@@ -60,12 +88,18 @@ interface RawRun extends Record<string, SqlStorageValue> {
   metadata: string;
   timeouts: string;
   retention_ms: number;
+  generation: number;
+  native_session: string | null;
+  recovery: string | null;
+  recovery_episode: number;
 }
 
 /** An event before it has a seq: a control event, or a runner event with its sourceSeq. */
 export interface EventDraft {
   epoch: number;
   sourceSeq?: number;
+  /** With sourceSeq: the generation that sent it. */
+  generation?: number;
   type: string;
   data: unknown;
   time: number;
@@ -108,7 +142,7 @@ export class RunStore {
   load(): RunRow | null {
     const raw = this.sql.exec<RawRun>("SELECT * FROM run WHERE singleton = 1").toArray()[0];
     if (!raw) return null;
-    const runner = this.log.producers.get(RUNNER_PRODUCER);
+    const runner = this.log.producers.get(generationProducer(raw.generation));
     return {
       tenant: raw.tenant,
       runId: raw.run_id,
@@ -121,13 +155,18 @@ export class RunStore {
       purgedAt: raw.purged_at,
       lastSeq: this.log.state()?.tail.seq ?? 0,
       highestSourceSeq: runner?.lastSeq ?? 0,
+      generation: raw.generation,
+      nativeSession: parseOrNull(raw.native_session) as NativeSession | null,
+      recovery: parseOrNull(raw.recovery) as Recovery | null,
+      recoveryEpisode: raw.recovery_episode,
       controllerSeq: raw.controller_seq,
       runnerId: raw.runner_id,
       outcome: parseOrNull(raw.outcome) as Outcome | null,
       agent: parseOrNull(raw.agent),
       input: parseOrNull(raw.input),
       metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
-      timeouts: JSON.parse(raw.timeouts) as Timeouts,
+      // Runs stored before a deadline existed take its default (recoverMs came with recovery).
+      timeouts: resolveTimeouts(JSON.parse(raw.timeouts) as Partial<Timeouts>),
       retentionMs: raw.retention_ms,
     };
   }
@@ -154,11 +193,42 @@ export class RunStore {
     this.sql.exec("UPDATE run SET status = ? WHERE singleton = 1", status);
   }
 
-  /** Records a new claim by `runnerId`: the next claim epoch, which it returns. */
-  claim(runnerId: string, now: number): number {
+  /**
+   * Records a new claim by `runnerId` of `generation` (set first, when it starts one): the next
+   * claim epoch, which it returns. The generation's producer row takes that epoch, so the
+   * claimant's events are judged under it; generation 1's row is the claim epoch's own.
+   */
+  claim(runnerId: string, generation: number, now: number): number {
     const epoch = this.claimEpoch.increment(now);
+    const producer = generationProducer(generation);
+    if (producer !== RUNNER_PRODUCER) {
+      const state = this.log.producers.get(producer);
+      this.log.producers.record(producer, { epoch, lastSeq: state?.lastSeq ?? 0 }, now);
+    }
     this.sql.exec("UPDATE run SET runner_id = ?, claimed_at = ? WHERE singleton = 1", runnerId, now);
     return epoch;
+  }
+
+  setGeneration(generation: number): void {
+    this.sql.exec("UPDATE run SET generation = ? WHERE singleton = 1", generation);
+  }
+
+  setNativeSession(session: NativeSession): void {
+    this.sql.exec("UPDATE run SET native_session = ? WHERE singleton = 1", JSON.stringify(session));
+  }
+
+  /** Enters (a new episode), changes or leaves recovery. */
+  setRecovery(recovery: Recovery | null, newEpisode = false): void {
+    this.sql.exec(
+      "UPDATE run SET recovery = ?, recovery_episode = recovery_episode + ? WHERE singleton = 1",
+      recovery === null ? null : JSON.stringify(recovery),
+      newEpisode ? 1 : 0,
+    );
+  }
+
+  /** True once any generation stored a runner event. */
+  hasRunnerEvents(): boolean {
+    return this.sql.exec("SELECT 1 FROM log_entries WHERE producer_id IS NOT NULL LIMIT 1").toArray().length > 0;
   }
 
   /** Records the outcome and closes the log: a finished run's stream reads as closed. */
@@ -180,9 +250,9 @@ export class RunStore {
       .one().controller_seq;
   }
 
-  /** The runner producer's state: its epoch and last accepted sourceSeq (null before any claim). */
-  runnerState(): ProducerState | null {
-    return this.log.producers.get(RUNNER_PRODUCER);
+  /** A generation's producer state: its epoch and last accepted sourceSeq (null before its first claim). */
+  runnerState(generation: number): ProducerState | null {
+    return this.log.producers.get(generationProducer(generation));
   }
 
   /** Appends one control event at the next seq. */
@@ -191,10 +261,11 @@ export class RunStore {
   }
 
   /**
-   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq; `runner`
-   * is the producer state their verdicts accepted, recorded in the same transaction.
+   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq and
+   * generation; `runner` is that generation's producer state their verdicts accepted, recorded in
+   * the same transaction.
    */
-  appendEvents(drafts: readonly EventDraft[], runner?: ProducerState): RunEvent[] {
+  appendEvents(drafts: readonly EventDraft[], runner?: { generation: number; state: ProducerState }): RunEvent[] {
     let seq = this.log.mustState().tail.seq;
     const events = drafts.map((draft): RunEvent => {
       seq += 1;
@@ -202,7 +273,7 @@ export class RunStore {
         seq,
         epoch: draft.epoch,
         source: draft.sourceSeq === undefined ? "control" : "runner",
-        ...(draft.sourceSeq === undefined ? {} : { sourceSeq: draft.sourceSeq }),
+        ...(draft.sourceSeq === undefined ? {} : { sourceSeq: draft.sourceSeq, generation: draft.generation ?? 1 }),
         type: draft.type,
         data: draft.data ?? null,
         time: new Date(draft.time).toISOString(),
@@ -215,15 +286,18 @@ export class RunStore {
         producer:
           event.sourceSeq === undefined
             ? null
-            : { producerId: RUNNER_PRODUCER, epoch: event.epoch, seq: event.sourceSeq },
+            : { producerId: generationProducer(event.generation ?? 1), epoch: event.epoch, seq: event.sourceSeq },
       })),
     );
-    if (runner) this.log.producers.record(RUNNER_PRODUCER, runner, drafts[0]?.time ?? Date.now());
+    if (runner) {
+      this.log.producers.record(generationProducer(runner.generation), runner.state, drafts[0]?.time ?? Date.now());
+    }
     return events;
   }
 
-  runnerEvent(sourceSeq: number): { type: string; data: unknown } | null {
-    const entry = this.log.entryForProducerSeq(RUNNER_PRODUCER, sourceSeq);
+  /** The stored runner event of `generation` at `sourceSeq`, to compare a resend with. */
+  runnerEvent(generation: number, sourceSeq: number): { type: string; data: unknown } | null {
+    const entry = this.log.entryForProducerSeq(generationProducer(generation), sourceSeq);
     if (!entry) return null;
     const { type, data } = decodeEvent(entry.body);
     return { type, data };
@@ -243,6 +317,10 @@ export class RunStore {
     this.sql.exec("DELETE FROM commands");
     this.sql.exec("DELETE FROM approvals");
     this.sql.exec("DELETE FROM timers");
+    this.sql.exec("DELETE FROM checkpoint_chunks");
+    this.sql.exec("DELETE FROM checkpoint_uploads");
+    this.sql.exec("DELETE FROM checkpoint");
+    this.sql.exec("DELETE FROM recovery_decisions");
     this.sql.exec("UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1", now);
   }
 }

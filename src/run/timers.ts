@@ -6,6 +6,7 @@ export type TimerKind =
   | "claim"
   | "lease"
   | "takeover"
+  | "recover"
   | "approval"
   | "idle"
   | "deadline"

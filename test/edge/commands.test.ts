@@ -40,7 +40,15 @@ describe("commands", () => {
     await json(await post(run.id, { commandId: "early", type: "input", text: "first" }), 201);
     const { runner, claimed, epoch } = await claim(run.id, runnerToken);
     expect(claimed.commands).toEqual([
-      { type: "command", controllerSeq: 1, commandId: "early", kind: "input", state: "queued", text: "first" },
+      {
+        type: "command",
+        controllerSeq: 1,
+        commandId: "early",
+        kind: "input",
+        state: "queued",
+        text: "first",
+        generation: 1,
+      },
     ]);
     runner.send({ type: "commandAck", epoch, controllerSeq: 1, commandId: "early", state: "applied" });
     await runner.settle();
@@ -61,6 +69,7 @@ describe("commands", () => {
       commandId: "live",
       kind: "interrupt",
       state: "delivered",
+      generation: 1,
     });
   });
 
@@ -78,6 +87,7 @@ describe("commands", () => {
         kind: "input",
         state: "unknown",
         text: "rm -rf build",
+        generation: 1,
       },
     ]);
     const record = await json(await post(run.id, { commandId: "maybe-ran", type: "input", text: "rm -rf build" }), 200);

@@ -45,6 +45,26 @@ async function snapshot(runId: string) {
   return { run: await getRun(runId), events: await allEvents(runId), commands, timers: await timers(runId) };
 }
 
+/**
+ * Turns an object of the current schema into one written by schema version 1 exactly: the later
+ * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
+ */
+function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
+    sql.exec(`DROP TABLE ${table}`);
+  }
+  for (const column of ["generation", "native_session", "recovery", "recovery_episode"]) {
+    sql.exec(`ALTER TABLE run DROP COLUMN ${column}`);
+  }
+  sql.exec("ALTER TABLE commands DROP COLUMN generation");
+  sql.exec("ALTER TABLE approvals DROP COLUMN generation");
+  sql.exec(
+    "CREATE INDEX log_entries_by_producer ON log_entries (producer_id, producer_seq) WHERE producer_id IS NOT NULL",
+  );
+  if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
+  else sql.exec("DROP TABLE schema_migrations");
+}
+
 const columnsOf = (sql: SqlStorage, table: string) =>
   sql
     .exec<{ name: string }>(`PRAGMA table_info(${table})`)
@@ -91,20 +111,15 @@ describe("schema migrations", () => {
     expect(await snapshot(runId)).toMatchObject({ events: before.events, commands: before.commands });
   });
 
-  it("an object created before migrations existed takes migration 1 as a no-op and the later ones on wake, its data intact", async () => {
+  it("an object created before migrations existed is migrated from version 1 on wake, its data intact", async () => {
     const runId = await busyRun();
     const before = await snapshot(runId);
-    await runInDurableObject(runObject(runId), (_instance, state) =>
-      state.storage.sql.exec("DROP TABLE schema_migrations"),
-    );
+    await runInDurableObject(runObject(runId), (_instance, state) => revertToVersion1(state.storage.sql, false));
     await evictDurableObject(runObject(runId), { webSockets: "close" });
-    const versions = await runInDurableObject(runObject(runId), (_instance, state) =>
-      state.storage.sql
-        .exec<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")
-        .toArray()
-        .map((row) => row.version),
+    const applied = await runInDurableObject(runObject(runId), (_instance, state) =>
+      state.storage.sql.exec<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").toArray(),
     );
-    expect(versions).toEqual(RUN_MIGRATIONS.map((migration) => migration.version));
+    expect(applied.map((row) => row.version)).toEqual(RUN_MIGRATIONS.map((migration) => migration.version));
     const after = await snapshot(runId);
     expect(after.events).toEqual(before.events);
     expect(after.commands).toEqual(before.commands);
@@ -118,12 +133,7 @@ describe("schema migrations", () => {
     await first.runner.next("ack");
     first.runner.close();
     // As version 1 left it: the index on every entry's producer stamp, and only migration 1 recorded.
-    await runInDurableObject(runObject(run.id), (_instance, state) => {
-      state.storage.sql.exec(
-        "CREATE INDEX log_entries_by_producer ON log_entries (producer_id, producer_seq) WHERE producer_id IS NOT NULL",
-      );
-      state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 1");
-    });
+    await runInDurableObject(runObject(run.id), (_instance, state) => revertToVersion1(state.storage.sql));
     await evictDurableObject(runObject(run.id), { webSockets: "close" });
     const woken = await runInDurableObject(runObject(run.id), (_instance, state) => ({
       version: schemaVersion(state.storage.sql),
@@ -142,6 +152,47 @@ describe("schema migrations", () => {
     expect(await runnerTranscript(run.id)).toEqual(
       [1, 2, 3, 4].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
     );
+  });
+
+  it("an object with only schema version 1 takes the recovery migration and runs on as generation 1", async () => {
+    const runId = await busyRun();
+    const before = await snapshot(runId);
+    await runInDurableObject(runObject(runId), (_instance, state) => revertToVersion1(state.storage.sql));
+    await evictDurableObject(runObject(runId), { webSockets: "close" });
+    const woken = await runInDurableObject(runObject(runId), (_instance, state) => ({
+      version: schemaVersion(state.storage.sql),
+      run: columnsOf(state.storage.sql, "run"),
+      chunks: columnsOf(state.storage.sql, "checkpoint_chunks"),
+    }));
+    expect(woken.version).toBe(RUN_MIGRATIONS.length);
+    expect(woken.run).toEqual(expect.arrayContaining(["generation", "native_session", "recovery", "recovery_episode"]));
+    expect(woken.chunks).toEqual(["upload_id", "idx", "body"]);
+    const after = await snapshot(runId);
+    expect(after.events).toEqual(before.events);
+    expect(after.commands).toEqual(before.commands);
+    expect(after.timers).toEqual(before.timers);
+    expect(after.run).toMatchObject({ generation: 1, highestSourceSeq: 3, nativeSession: null, checkpoint: null });
+
+    // The stored generation-1 events go on under the same producer: a resend is a duplicate, 4 is next.
+    const created = await json(
+      await call(`/v1/runs/${runId}/tokens`, { method: "POST", json: { role: "runner" } }),
+      201,
+    );
+    const third = await claim(runId, created.token, "third");
+    expect(third.claimed).toMatchObject({ generation: 1, ackedSourceSeq: 3 });
+    third.runner.send({
+      type: "events",
+      epoch: third.epoch,
+      events: [agentEvent(3, "approval.requested", { requestId: "req-1" }), agentEvent(4)],
+    });
+    expect(await third.runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 4 });
+    const runnerEvents = (await allEvents(runId)).filter((event) => event.source === "runner");
+    expect(runnerEvents.map((event) => [event.sourceSeq, event.generation])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 1],
+    ]);
   });
 
   it("a migration that fails is rolled back whole and not recorded", async () => {

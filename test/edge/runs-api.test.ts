@@ -53,6 +53,7 @@ describe("creating runs", () => {
       approvalMs: 86_400_000,
       idleMs: 3_600_000,
       runMs: 604_800_000,
+      recoverMs: 3_600_000,
     });
   });
 

@@ -31,11 +31,16 @@ export class SocketProbe {
     this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
   }
 
-  /** Removes and returns the first queued frame of `type` (and matching `where`). */
-  async next(type: string, where: (frame: Frame) => boolean = () => true, timeoutMs = 5_000): Promise<Frame> {
+  /** Removes and returns the first queued frame of `type` (or of any of several), matching `where`. */
+  async next(
+    type: string | string[],
+    where: (frame: Frame) => boolean = () => true,
+    timeoutMs = 5_000,
+  ): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
+    const types = Array.isArray(type) ? type : [type];
     for (;;) {
-      const index = this.frames.findIndex((f) => f.type === type && where(f));
+      const index = this.frames.findIndex((f) => types.includes(f.type) && where(f));
       if (index >= 0) return this.frames.splice(index, 1)[0] as Frame;
       const left = deadline - Date.now();
       if (left <= 0 || (this.closed && this.frames.length === 0)) {

@@ -18,12 +18,17 @@ describe("deadlines run on the object's alarm", () => {
     expect(await allEvents(run.id)).toEqual(before);
   });
 
-  it("a missed heartbeat stalls the run; a takeover window that passes fails it with runner_lost", async () => {
-    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 1_000, takeoverMs: 5_000, idleMs: LONG } });
+  it("a missed heartbeat stalls the run; after the takeover window it is recovering; once recoverMs passes it fails with runner_lost", async () => {
+    const timeouts = { heartbeatMs: 1_000, takeoverMs: 5_000, recoverMs: 20_000, idleMs: LONG };
+    const { run, runnerToken } = await createRun({ timeouts });
     const { runner } = await claim(run.id, runnerToken);
     await advance(run.id, 1_000);
     expect((await getRun(run.id)).status).toBe("stalled");
     expect((await allEvents(run.id)).at(-1)).toMatchObject({ type: "run.stalled", data: { epoch: 1 } });
+    await advance(run.id, 5_000);
+    expect(await getRun(run.id)).toMatchObject({ status: "recovering", outcome: null, recovery: { mode: "restart" } });
+    await advance(run.id, 15_000);
+    expect((await getRun(run.id)).status).toBe("recovering");
     await advance(run.id, 5_000);
     expect(await getRun(run.id)).toMatchObject({ status: "failed", outcome: { error: { code: "runner_lost" } } });
     expect(await runner.next("rejected")).toMatchObject({ reason: "terminal-run", status: "failed" });
@@ -170,6 +175,17 @@ describe("alarms are delivered at least once: a timer that fires again changes n
       async () => {
         const runId = await stalled();
         await advance(runId, 5_000);
+        return runId;
+      },
+    ],
+    [
+      "recover",
+      "",
+      async () => {
+        const runId = await stalled();
+        await advance(runId, 5_000);
+        await advance(runId, 3_600_000);
+        expect((await getRun(runId)).status).toBe("failed");
         return runId;
       },
     ],

@@ -118,7 +118,8 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
   it("deadlines set before the crash (claim timeout, lease expiry, approval expiry) fire after the restart", async () => {
     const DEADLINE_MS = 4000;
     const claim = await t.api.createRun({ timeouts: { claimMs: DEADLINE_MS } });
-    const lease = await t.api.createRun({ timeouts: { heartbeatMs: DEADLINE_MS, takeoverMs: 1000 } });
+    // Lost with its runner: recovering after the takeover window, failed once recoverMs passes too.
+    const lease = await t.api.createRun({ timeouts: { heartbeatMs: DEADLINE_MS, takeoverMs: 1000, recoverMs: 1000 } });
     scene.runner(await RawRunner.claim(t.edge.url, lease.run.id, lease.runnerToken, "lease-runner"));
     const approval = await t.api.createRun({ timeouts: { approvalMs: DEADLINE_MS } });
     const asking = scene.runner(
@@ -163,7 +164,13 @@ describe("the edge is killed with kill -9 mid-stream and restarted on its state"
     const timedOut = (await t.api.events(claim.run.id)).find((e) => e.type === "run.finished") as RunEvent;
     expect(Date.parse(timedOut.time)).toBeGreaterThanOrEqual(due.claim);
     const leaseLog = await t.api.events(lease.run.id);
-    expect(leaseLog.map((e) => e.type)).toEqual(["run.created", "run.claimed", "run.stalled", "run.finished"]);
+    expect(leaseLog.map((e) => e.type)).toEqual([
+      "run.created",
+      "run.claimed",
+      "run.stalled",
+      "run.recovering",
+      "run.finished",
+    ]);
     expect((await t.api.getRun(lease.run.id)).outcome?.error?.code).toBe("runner_lost");
     const stalled = leaseLog.find((e) => e.type === "run.stalled") as RunEvent;
     expect(Date.parse(stalled.time)).toBeGreaterThanOrEqual(due.lease);

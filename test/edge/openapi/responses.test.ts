@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun, KEY_B, uniqueRunId } from "../helpers.ts";
+import { lose, patterned, runWith, session, sha256 } from "../recovery-helpers.ts";
 import { agentEvent, claim } from "../sockets.ts";
 import { Documented, fetchDocument } from "./documented.ts";
 
@@ -154,6 +155,30 @@ describe("operators, as documented", () => {
     const cancelled = await api.send("post", `${RUN}/cancel`, { runId: run.id }, { json: { reason: "stop" } });
     expect(cancelled).toMatchObject({ status: 202, body: { run: { status: "cancelled" } } });
     expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(200);
+  });
+});
+
+describe("recovery, as documented", () => {
+  it("recover: 201, a repeat 200, another decision 409; recovery 200; checkpoint PUT 201 then 200, GET 200", async () => {
+    const live = await runWith([session(1), agentEvent(2)]);
+    const params = { runId: live.runId };
+    const body = patterned(3000);
+    const query = `?epoch=${live.epoch}&generation=1&sourceSeq=2&digest=${await sha256(body)}`;
+    const put = () => api.send("put", `${RUN}/checkpoint`, params, { key: live.runnerToken, body, query });
+    expect((await put()).status).toBe(201);
+    expect((await put()).status).toBe(200);
+    const got = await api.send("get", `${RUN}/checkpoint`, params, { key: live.runnerToken });
+    expect(got.status).toBe(200);
+    expect(new Uint8Array(await got.response.arrayBuffer())).toEqual(body);
+    expect((await api.send("get", `${RUN}/checkpoint`, params, { key: "key-a" })).status).toBe(403);
+    live.runner.close();
+    await lose(live.runId);
+    const state = await api.send("get", `${RUN}/recovery`, params, { key: live.runnerToken });
+    expect(state.body).toMatchObject({ status: "recovering", mode: "resume", generation: 1 });
+    const decide = (json: unknown) => api.send("post", `${RUN}/recover`, params, { json });
+    expect((await decide({ action: "restart", commandId: "d-1" })).status).toBe(201);
+    expect((await decide({ action: "restart", commandId: "d-1" })).status).toBe(200);
+    expect((await decide({ action: "fail", commandId: "d-2" })).body.error.code).toBe("conflict");
   });
 });
 

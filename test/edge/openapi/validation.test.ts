@@ -38,6 +38,7 @@ describe("request validation", () => {
       "post /v1/runs/{runId}/approvals/{requestId}",
       "post /v1/runs/{runId}/cancel",
       "post /v1/runs/{runId}/commands",
+      "post /v1/runs/{runId}/recover",
       "post /v1/runs/{runId}/tokens",
     ]);
     const { run } = await createRun();
