@@ -40,11 +40,18 @@ export const catchUp: Measurement = {
       unit: "requests",
       higherIsBetter: false,
     },
+    {
+      key: "catchupCpu",
+      label: "catch-up read, same: server process CPU per 1,000 events read (user + system, all its threads)",
+      unit: "ms",
+      higherIsBetter: false,
+    },
   ],
   async run(target, scale) {
     const stream = await catchUpStream(target);
     const passes = scale < 1 ? 1 : 3;
     const samples: { seconds: number; bytes: number; requests: number }[] = [];
+    const cpu = target.cpuMs();
     for (let p = 0; p < passes; p++) {
       const start = performance.now();
       let offset = "-1";
@@ -73,6 +80,7 @@ export const catchUp: Measurement = {
       catchupEvents: stream.events / best,
       catchupMB: first.bytes / 1e6 / best,
       catchupRequests: first.requests,
+      catchupCpu: ((target.cpuMs() - cpu) / (stream.events * passes)) * 1000,
     };
   },
 };

@@ -40,6 +40,7 @@ async function readMeter(target: Target): Promise<Meter> {
 function flatten(meter: Meter): Map<string, number> {
   const rows = new Map<string, number>([
     ["worker requests", meter.worker.requests],
+    ["worker active ms (wall time of its fetch, the object's share included)", meter.worker.activeMs],
     ["WebSocket messages sent by objects", meter.webSocketSends],
   ]);
   for (const [name, c] of Object.entries(meter.classes)) {
@@ -50,6 +51,7 @@ function flatten(meter: Meter): Map<string, number> {
       `${name}: alarm reads + writes (get/set/deleteAlarm)`,
       c.storage.getAlarm + c.storage.setAlarm + c.storage.deleteAlarm,
     );
+    rows.set(`${name}: alarm writes (setAlarm, each billed as a row written)`, c.storage.setAlarm);
     rows.set(`${name}: transactions`, c.storage.transactions);
     rows.set(`${name}: SQL statements`, c.sql.statements);
     rows.set(`${name}: SQLite rows read`, c.sql.rowsRead);
@@ -62,7 +64,9 @@ function flatten(meter: Meter): Map<string, number> {
 export interface CountsReport {
   columns: string[];
   rows: Map<string, number[]>;
+  /** sql.databaseSize per class after the run finished, and after its purge (the tombstone). */
   databaseBytes: Record<string, number>;
+  purgedBytes: Record<string, number>;
 }
 
 export async function measureCounts(target: Target): Promise<CountsReport> {
@@ -107,6 +111,9 @@ export async function measureCounts(target: Target): Promise<CountsReport> {
   await snap(); // 4: late viewer
   await (await call("DELETE", `${target.url}/v1/runs/${run.runId}`, { headers, expect: [200] })).arrayBuffer();
   await snap(); // 5: purge
+  const purgedBytes = Object.fromEntries(
+    Object.entries((await readMeter(target)).classes).map(([name, c]) => [name, c.databaseBytes]),
+  );
 
   const events = FRAMES * PER_FRAME;
   const columns = [
@@ -127,5 +134,5 @@ export async function measureCounts(target: Target): Promise<CountsReport> {
     const values = [...phases, at(3)];
     if (values.some((v) => v !== 0)) rows.set(key, values);
   }
-  return { columns, rows, databaseBytes };
+  return { columns, rows, databaseBytes, purgedBytes };
 }

@@ -18,6 +18,12 @@ export const runnerIngest: Measurement = {
       unit: "events/s",
       higherIsBetter: true,
     },
+    {
+      key: "ingestCpu",
+      label: "runner-socket ingest, same: server process CPU per 1,000 events (user + system, all its threads)",
+      unit: "ms",
+      higherIsBetter: false,
+    },
   ],
   async run(target, scale) {
     const frames = count(40, scale);
@@ -26,25 +32,29 @@ export const runnerIngest: Measurement = {
     if (target.ours) {
       const runner = await openRunnerSocket(target);
       try {
+        const cpu = target.cpuMs();
         const start = performance.now();
         let events = 0;
         for (let f = 0; f < frames && performance.now() - start < limitMs; f++) {
           await runner.sendEvents(batchOf(f), (f + 1) * FRAME);
           events += FRAME;
         }
-        return { ingest: events / ((performance.now() - start) / 1000) };
+        const seconds = (performance.now() - start) / 1000;
+        return { ingest: events / seconds, ingestCpu: ((target.cpuMs() - cpu) / events) * 1000 };
       } finally {
         runner.ws.close();
       }
     }
     const url = streamUrl(target, "ingest");
     await createJsonStream(url);
+    const cpu = target.cpuMs();
     const start = performance.now();
     let events = 0;
     for (let f = 0; f < frames && performance.now() - start < limitMs; f++) {
       await appendJson(url, JSON.stringify(batchOf(f)));
       events += FRAME;
     }
-    return { ingest: events / ((performance.now() - start) / 1000) };
+    const seconds = (performance.now() - start) / 1000;
+    return { ingest: events / seconds, ingestCpu: ((target.cpuMs() - cpu) / events) * 1000 };
   },
 };

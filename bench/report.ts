@@ -104,6 +104,8 @@ export function printCounts(report: CountsReport): void {
   console.log(lines.join("\n"));
   const bytes = Object.entries(report.databaseBytes).map(([name, b]) => `${name} ${b.toLocaleString("en-US")} bytes`);
   console.log(`\nstored after finish (sql.databaseSize, summed over objects): ${bytes.join(", ")}`);
+  const purged = Object.entries(report.purgedBytes).map(([name, b]) => `${name} ${b.toLocaleString("en-US")} bytes`);
+  console.log(`stored after purge (the run's tombstone): ${purged.join(", ")}`);
 }
 
 /** Prints, per target, the first lines its server logged that look like errors. */

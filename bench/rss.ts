@@ -1,4 +1,7 @@
-/** Resident memory of a server's process tree (Linux /proc), for the scale measurements. */
+/**
+ * Resident memory and CPU time of a server's process tree (Linux /proc): memory for the scale
+ * measurements, CPU time for rows that the machine's other load does not skew much.
+ */
 import fs from "node:fs";
 
 function children(): Map<number, number[]> {
@@ -37,4 +40,27 @@ export function treeRss(root: number, name: RegExp): number {
     }
   }
   return total;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU milliseconds (user + system) used so far by `root` and its descendants named like `name`. */
+export function treeCpuMs(root: number, name: RegExp): number {
+  const byParent = children();
+  let ticks = 0;
+  const stack = [root];
+  while (stack.length > 0) {
+    const pid = stack.pop() as number;
+    stack.push(...(byParent.get(pid) ?? []));
+    try {
+      if (!name.test(fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim())) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
 }

@@ -16,6 +16,7 @@
  * not a test: nothing about timing is asserted; a server answering an unexpected status stops it.
  */
 import os from "node:os";
+import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { parseBenchOptions, USAGE } from "./options.ts";
@@ -83,7 +84,9 @@ async function main(): Promise<void> {
   if (options.only.has("counts")) {
     await start("serve-meter", () => startServe({ meter: true }));
     const metered = targets.at(-1) as Target;
-    printCounts(await measureCounts(metered));
+    const counts = await measureCounts(metered);
+    printCounts(counts);
+    printCost(counts);
   }
   console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);

@@ -12,7 +12,7 @@ import path from "node:path";
 import { freePort, REPO } from "../test/support/wrangler-dev.ts";
 import { type ServerProcess, spawnServer, waitUntilAnswering } from "./child.ts";
 import { BENCH_API_KEY } from "./client.ts";
-import { treeRss } from "./rss.ts";
+import { treeCpuMs, treeRss } from "./rss.ts";
 import { sleep } from "./sleep.ts";
 import type { Floor, Target } from "./targets.ts";
 
@@ -35,6 +35,7 @@ function ourTarget(
     ours: true,
     floor,
     rss: () => treeRss(server.pid, /^workerd$/),
+    cpuMs: () => treeCpuMs(server.pid, /^workerd$/),
     output: () => server.output(),
     alive: () => !server.exited(),
     async stop() {

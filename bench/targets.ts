@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { REPO } from "../test/support/wrangler-dev.ts";
-import { treeRss } from "./rss.ts";
+import { treeCpuMs, treeRss } from "./rss.ts";
 import { sleep } from "./sleep.ts";
 
 export type TargetName = "serve" | "dev" | "ref-file" | "ref-mem" | "serve-meter";
@@ -29,6 +29,8 @@ export interface Target {
   floor: Floor | null;
   /** Resident bytes of the server's runtime processes (workerd for ours, node for the reference). */
   rss(): number;
+  /** CPU milliseconds those processes have used so far. */
+  cpuMs(): number;
   /** The server's own log, shown when something goes wrong. */
   output(): string;
   /** False once the server's process has exited (a crash, unless we stopped it). */
@@ -78,6 +80,7 @@ export async function startReference(mode: "file" | "memory"): Promise<Target> {
     ours: false,
     floor: null,
     rss: () => treeRss(child.pid as number, /^node/),
+    cpuMs: () => treeCpuMs(child.pid as number, /^node/),
     output: () => output,
     alive: () => !exited,
     stop,

@@ -29,3 +29,10 @@ CREATE TABLE IF NOT EXISTS log_producers (
   updated_at INTEGER NOT NULL
 );
 `;
+
+/**
+ * Log core migration: the (producer_id, producer_seq) index cost a write per stored entry and
+ * served only the rare lookup of a resent runner event, which now bisects by seq instead
+ * (LogCore.entryForProducerSeq). Appended to RunObject's and StreamObject's migration lists.
+ */
+export const DROP_PRODUCER_INDEX = "DROP INDEX IF EXISTS log_entries_by_producer;";

@@ -1,4 +1,4 @@
-import { LOG_SCHEMA } from "../log/schema.ts";
+import { DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
 import type { Migration } from "./migrations.ts";
 
 /**
@@ -104,4 +104,5 @@ CREATE TABLE IF NOT EXISTS checkpoint_chunks (
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
   { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
+  { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
 ];

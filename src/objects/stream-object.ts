@@ -4,7 +4,7 @@ import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { type ReadRequest, type ReadResult, readOrWait, readPage, type StreamInfo } from "../log/reader.ts";
 import { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
-import { DEFAULT_CONTENT_TYPE, isJsonType, renderBody, splitBody } from "../streams/content.ts";
+import { DEFAULT_CONTENT_TYPE, isJsonType, splitBody } from "../streams/content.ts";
 import { beginFork, forkPage } from "../streams/fork-source.ts";
 import { createFork, type ForkHost } from "../streams/forking.ts";
 import {
@@ -200,7 +200,7 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
     if (status.kind !== "live" || (expectedStreamId !== null && status.meta.streamId !== expectedStreamId))
       return { kind: "not_found" };
     const { meta } = status;
-    const page = readPage(this.store.log, offset, (bodies) => renderBody(bodies, isJsonType(meta.contentType)));
+    const page = readPage(this.store.log, offset, isJsonType(meta.contentType));
     if (page.kind !== "read") return page;
     this.store.touch(meta, Date.now());
     return { ...page, info: this.store.info(meta) };

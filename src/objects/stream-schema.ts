@@ -1,4 +1,4 @@
-import { LOG_SCHEMA } from "../log/schema.ts";
+import { DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
 import type { Migration } from "./migrations.ts";
 
 /**
@@ -63,4 +63,5 @@ CREATE TABLE IF NOT EXISTS stream_releases (
 /** StreamObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const STREAM_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "stream tables and the log core", sql: `${LOG_SCHEMA}${STREAM_SCHEMA_V1}` },
+  { version: 2, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
 ];

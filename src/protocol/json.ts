@@ -4,18 +4,20 @@ import { fail, ok, type Result } from "./result.ts";
 
 /**
  * True when `text` nests arrays and objects deeper than `limit`. Scans the text without parsing
- * it, so the check itself is safe on any depth.
+ * it, so the check itself is safe on any depth. String contents are skipped with `indexOf` to
+ * their closing quote (one not escaped by an odd run of backslashes): most of an agent event's
+ * bytes are inside strings, and stepping through them one character at a time was most of the
+ * scan's cost.
  */
 export function nestsDeeperThan(text: string, limit: number): boolean {
+  // Deeper than `limit` takes more than `limit` opening brackets.
+  if (text.length <= limit) return false;
   let depth = 0;
-  let inString = false;
   for (let at = 0; at < text.length; at++) {
     const char = text.charCodeAt(at);
-    if (inString) {
-      if (char === 0x5c /* \ */) at++;
-      else if (char === 0x22 /* " */) inString = false;
-    } else if (char === 0x22) {
-      inString = true;
+    if (char === 0x22 /* " */) {
+      at = closingQuote(text, at);
+      if (at < 0) return false; // Unterminated: not JSON, and not deep either.
     } else if (char === 0x5b /* [ */ || char === 0x7b /* { */) {
       depth++;
       if (depth > limit) return true;
@@ -24,6 +26,18 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
     }
   }
   return false;
+}
+
+/** The index of the quote closing the string opened at `open`, or -1. */
+function closingQuote(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === 0x5c /* \ */) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
 }
 
 /**

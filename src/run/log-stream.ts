@@ -1,6 +1,5 @@
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { type ReadResult, readPage, type StreamInfo } from "../log/reader.ts";
-import { renderBody } from "../streams/content.ts";
 import { RunStore } from "./store.ts";
 
 /**
@@ -11,7 +10,7 @@ export function readRunLog(sql: SqlStorage, offset: OffsetRef): ReadResult {
   const store = new RunStore(sql);
   const run = store.load();
   if (!run || run.purgedAt !== null) return { kind: "not_found" };
-  const page = readPage(store.log, offset, (bodies) => renderBody(bodies, true));
+  const page = readPage(store.log, offset, true);
   if (page.kind !== "read") return page;
   return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
 }

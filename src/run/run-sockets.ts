@@ -9,6 +9,7 @@ import {
   type ServerToViewer,
 } from "../protocol/index.ts";
 import type { Effects } from "./effects.ts";
+import { eventJson } from "./store.ts";
 
 /** What each hibernatable socket remembers across evictions. */
 export type SocketAttachment =
@@ -28,7 +29,8 @@ export function sendFailure(ws: WebSocket, failure: Failure): void {
   send(ws, { type: "error", code: failure.code, message: failure.message });
 }
 
-function sendRaw(ws: WebSocket, frame: string): void {
+/** Sends a frame already serialised. */
+export function sendRaw(ws: WebSocket, frame: string): void {
   try {
     ws.send(frame);
   } catch {
@@ -102,7 +104,8 @@ export class RunSockets {
   deliver(effects: Effects, epoch: number, status: RunStatus): void {
     const viewers = this.viewers();
     if (effects.appended.length > 0) {
-      const frame = JSON.stringify({ type: "events", events: effects.appended } satisfies ServerToViewer);
+      // JSON.stringify of the frame, from each event's JSON as it was stored.
+      const frame = `{"type":"events","events":[${effects.appended.map(eventJson).join(",")}]}`;
       for (const ws of viewers) sendRaw(ws, frame);
     }
     const runner = this.currentRunner(epoch);

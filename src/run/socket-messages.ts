@@ -16,10 +16,16 @@ import { handleViewerFrame } from "./viewer-session.ts";
 
 const decoder = new TextDecoder();
 
+/** A message's size in bytes; text short enough to fit even at 3 bytes per UTF-16 unit is not encoded. */
+function byteLength(message: string | ArrayBuffer): number {
+  if (typeof message !== "string") return message.byteLength;
+  return message.length * 3 <= MAX_FRAME_BYTES ? message.length : new TextEncoder().encode(message).byteLength;
+}
+
 /** One socket message as a frame of `schema`: refused when too large, not JSON, too deep or invalid. */
 export function parseFrame<S extends z.ZodType>(message: string | ArrayBuffer, schema: S): Result<z.infer<S>> {
-  const size = typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength;
-  if (size > MAX_FRAME_BYTES) return fail("payload_too_large", `frames are limited to ${MAX_FRAME_BYTES} bytes`);
+  if (byteLength(message) > MAX_FRAME_BYTES)
+    return fail("payload_too_large", `frames are limited to ${MAX_FRAME_BYTES} bytes`);
   const json = parseJson(typeof message === "string" ? message : decoder.decode(message), "invalid_frame");
   if (!json.ok) return json;
   const frame = schema.safeParse(json.value);

@@ -105,10 +105,22 @@ export interface EventDraft {
   time: number;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const parseOrNull = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 const ALL_BYTES = Number.MAX_SAFE_INTEGER;
+
+/** Each appended event's JSON, serialised once for its log entry and reused for live viewers. */
+const serialised = new WeakMap<RunEvent, string>();
+
+/** The event's JSON as stored: JSON.stringify of it, remembered for events this store appended. */
+export function eventJson(event: RunEvent): string {
+  let text = serialised.get(event);
+  if (text === undefined) {
+    text = JSON.stringify(event);
+    serialised.set(event, text);
+  }
+  return text;
+}
 
 /** A stored log entry is the event's JSON, byte for byte what viewers and stream readers get. */
 export function decodeEvent(body: Uint8Array): RunEvent {
@@ -267,9 +279,9 @@ export class RunStore {
         time: new Date(draft.time).toISOString(),
       };
     });
-    this.log.appendEach(
+    this.log.appendTexts(
       events.map((event, index) => ({
-        body: encoder.encode(JSON.stringify(event)),
+        text: eventJson(event),
         time: (drafts[index] as EventDraft).time,
         producer:
           event.sourceSeq === undefined

@@ -1,8 +1,9 @@
-import { CLOSE_NORMAL, isTerminal, type RunEvent } from "../protocol/index.ts";
-import { closeSocket, type RunSockets, send } from "./run-sockets.ts";
+import { CLOSE_NORMAL, isTerminal } from "../protocol/index.ts";
+import { closeSocket, type RunSockets, send, sendRaw } from "./run-sockets.ts";
 import type { RunStore } from "./store.ts";
 
-const REPLAY_PAGE = 500;
+const REPLAY_PAGE = { maxBytes: Number.MAX_SAFE_INTEGER, maxEntries: 500 };
+const decoder = new TextDecoder();
 
 /**
  * Attaches a viewer: every event after `after`, then the status, then (for a live run) the live
@@ -23,13 +24,13 @@ export function attachViewer(
   // evicted (~10 s idle), well after the close handshake, and the viewer would wait that long.
   if (finished) ws.accept();
   else sockets.acceptViewer(ws, viewer.interact);
-  let cursor = viewer.after;
-  for (;;) {
-    const events = store.eventsAfter(cursor, REPLAY_PAGE);
-    if (events.length === 0) break;
-    send(ws, { type: "events", events });
-    cursor = (events[events.length - 1] as RunEvent).seq;
-    if (events.length < REPLAY_PAGE) break;
+  // Each page is the stored events' JSON joined by SQLite: the frame JSON.stringify would make.
+  let from = store.log.position(viewer.after);
+  while (from) {
+    const page = store.log.readJoined(from, REPLAY_PAGE, ",");
+    if (page.count === 0) break;
+    sendRaw(ws, `{"type":"events","events":[${decoder.decode(page.body)}]}`);
+    from = page.count < REPLAY_PAGE.maxEntries ? null : page.next;
   }
   send(ws, { type: "status", status });
   if (finished) {

@@ -68,20 +68,6 @@ export function splitBody(body: Uint8Array, contentType: string, allowEmptyJson:
   return isJsonType(contentType) ? jsonMessages(body, allowEmptyJson) : ok(byteMessages(body));
 }
 
-/** What a read returns: concatenated bytes, or for JSON mode one JSON array of the messages. */
-export function renderBody(bodies: readonly Uint8Array[], json: boolean): Uint8Array {
-  if (json) {
-    const parts: Uint8Array[] = [encoder.encode("[")];
-    bodies.forEach((body, index) => {
-      if (index > 0) parts.push(encoder.encode(","));
-      parts.push(body);
-    });
-    parts.push(encoder.encode("]"));
-    return concat(parts);
-  }
-  return concat(bodies);
-}
-
 export function concat(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0] as Uint8Array;
   let size = 0;

@@ -2,8 +2,9 @@ import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { applyMigrations, type Migration, schemaVersion } from "../../src/objects/migrations.ts";
 import { RUN_MIGRATIONS } from "../../src/objects/run-schema.ts";
+import { STREAM_MIGRATIONS } from "../../src/objects/stream-schema.ts";
 import { TENANT_INDEX_MIGRATIONS } from "../../src/objects/tenant-index-schema.ts";
-import { allEvents, call, createRun, getRun, json, KEY_B, runObject, timers } from "./helpers.ts";
+import { allEvents, call, createRun, getRun, json, KEY_B, runnerTranscript, runObject, timers } from "./helpers.ts";
 import { waitFor } from "../support/wait.ts";
 import { agentEvent, claim } from "./sockets.ts";
 
@@ -57,6 +58,9 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   }
   sql.exec("ALTER TABLE commands DROP COLUMN generation");
   sql.exec("ALTER TABLE approvals DROP COLUMN generation");
+  sql.exec(
+    "CREATE INDEX log_entries_by_producer ON log_entries (producer_id, producer_seq) WHERE producer_id IS NOT NULL",
+  );
   if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
   else sql.exec("DROP TABLE schema_migrations");
 }
@@ -122,6 +126,34 @@ describe("schema migrations", () => {
     expect(after.timers).toEqual(before.timers);
   });
 
+  it("an object of schema version 1 drops its producer index on wake and still recognises resent events", async () => {
+    const { run, runnerToken } = await createRun();
+    const first = await claim(run.id, runnerToken, "first");
+    first.runner.send({ type: "events", epoch: first.epoch, events: [1, 2, 3].map((n) => agentEvent(n)) });
+    await first.runner.next("ack");
+    first.runner.close();
+    // As version 1 left it: the index on every entry's producer stamp, and only migration 1 recorded.
+    await runInDurableObject(runObject(run.id), (_instance, state) => revertToVersion1(state.storage.sql));
+    await evictDurableObject(runObject(run.id), { webSockets: "close" });
+    const woken = await runInDurableObject(runObject(run.id), (_instance, state) => ({
+      version: schemaVersion(state.storage.sql),
+      indexes: state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'log_entries'")
+        .toArray()
+        .map((row) => row.name),
+    }));
+    expect(woken).toEqual({ version: RUN_MIGRATIONS.length, indexes: [] });
+
+    const second = await claim(run.id, runnerToken, "second");
+    second.runner.send({ type: "events", epoch: second.epoch, events: [2, 3, 4].map((n) => agentEvent(n)) });
+    expect(await second.runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 4 });
+    second.runner.send({ type: "events", epoch: second.epoch, events: [agentEvent(2, "TEXT_MESSAGE_CONTENT", "x")] });
+    expect(await second.runner.next("conflict")).toEqual({ type: "conflict", sourceSeq: 2 });
+    expect(await runnerTranscript(run.id)).toEqual(
+      [1, 2, 3, 4].map((n) => [n, "TEXT_MESSAGE_CONTENT", { delta: `chunk ${n}` }]),
+    );
+  });
+
   it("an object with only schema version 1 takes the recovery migration and runs on as generation 1", async () => {
     const runId = await busyRun();
     const before = await snapshot(runId);
@@ -132,7 +164,7 @@ describe("schema migrations", () => {
       run: columnsOf(state.storage.sql, "run"),
       chunks: columnsOf(state.storage.sql, "checkpoint_chunks"),
     }));
-    expect(woken.version).toBe(2);
+    expect(woken.version).toBe(RUN_MIGRATIONS.length);
     expect(woken.run).toEqual(expect.arrayContaining(["generation", "native_session", "recovery", "recovery_episode"]));
     expect(woken.chunks).toEqual(["upload_id", "idx", "body"]);
     const after = await snapshot(runId);
@@ -214,6 +246,8 @@ describe("schema migrations", () => {
     const put = await call(`/v1/stream/${path}`, { method: "PUT", headers: { "content-type": "text/plain" } });
     expect(put.status).toBe(201);
     const stream = env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify(["tenant-a", path])));
-    expect(await runInDurableObject(stream, (_instance, state) => schemaVersion(state.storage.sql))).toBe(1);
+    expect(await runInDurableObject(stream, (_instance, state) => schemaVersion(state.storage.sql))).toBe(
+      STREAM_MIGRATIONS.length,
+    );
   });
 });

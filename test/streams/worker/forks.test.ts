@@ -57,7 +57,9 @@ describe("stream forks", () => {
     // An offset handed out by the source means the same on the fork.
     const fromMid = await send(`${url(`big-fork-${run}`)}?offset=${mid}`, { headers: auth() });
     expect(fromMid.status).toBe(200);
-    expect(Buffer.from(await fromMid.arrayBuffer()).equals(Buffer.from(bytes(1024 * 1024, 2)))).toBe(true);
+    // (The first page from there starts with the second append, whatever the page size.)
+    const afterMid = Buffer.from(await fromMid.arrayBuffer());
+    expect(afterMid.subarray(0, 1024 * 1024).equals(Buffer.from(bytes(1024 * 1024, 2)))).toBe(true);
 
     // A binary sub-offset may reach into the second entry of one large append.
     const sub = await put(`big-sub-${run}`, {
