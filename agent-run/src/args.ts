@@ -101,6 +101,12 @@ export const COMMANDS = {
     summary: "deny a pending tool call",
     options: { reason: str, ...json },
   },
+  recover: {
+    args: ["ID", "resume|restart|fail"],
+    synopsis: "recover ID resume|restart|fail [--command-id C] [--json]",
+    summary: "decide how a recovering run (its sandbox lost) goes on",
+    options: { "command-id": str, ...json },
+  },
   token: {
     args: ["ID"],
     synopsis: "token ID --role viewer|runner [--interact] [--ttl MS] [--json]",

@@ -15,6 +15,7 @@ import { Api, CliError } from "./client.ts";
 import type { Context } from "./context.ts";
 import { paintFor } from "./format.ts";
 import { create, events, get, list, remove, token } from "./runs.ts";
+import { recover } from "./recover.ts";
 import { cancel, decide, sendCommand } from "./steer.ts";
 import { watchRun } from "./watch.ts";
 
@@ -35,6 +36,7 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   cancel,
   approve: decide,
   deny: decide,
+  recover,
   token,
   delete: remove,
 };

@@ -29,7 +29,7 @@ interface RunListing {
   updatedAt: string;
 }
 
-const TIMEOUT_NAMES = ["claimMs", "heartbeatMs", "takeoverMs", "approvalMs", "idleMs", "runMs"] as const;
+const TIMEOUT_NAMES = ["claimMs", "heartbeatMs", "takeoverMs", "approvalMs", "idleMs", "runMs", "recoverMs"] as const;
 
 export async function create(ctx: Context): Promise<ExitCode> {
   const body = createBody(ctx);

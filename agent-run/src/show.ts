@@ -14,6 +14,7 @@ const TIMEOUT_LABELS: [keyof Timeouts, string][] = [
   ["approvalMs", "approval"],
   ["idleMs", "idle"],
   ["runMs", "run"],
+  ["recoverMs", "recover"],
 ];
 
 export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
@@ -31,6 +32,13 @@ export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
     ["epoch", String(run.epoch)],
     ["events", `${run.lastSeq} (${run.highestSourceSeq} from the runner)`],
     ["runner", runner],
+    ["generation", generationText(run)],
+    [
+      "checkpoint",
+      run.checkpoint
+        ? `generation ${run.checkpoint.generation} up to #${run.checkpoint.sourceSeq} · ${run.checkpoint.bytes} bytes · ${when(run.checkpoint.createdAt, now)}`
+        : "none",
+    ],
     ["agent", compact(run.agent ?? null, 200)],
     ["input", compact(run.input ?? null, 200)],
     ["metadata", compact(run.metadata, 200)],
@@ -39,6 +47,11 @@ export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
   ];
   if (run.outcome) pairs.splice(2, 0, ["outcome", finishedLine(run.outcome, p).replace("run finished · ", "")]);
   let text = fields(pairs);
+  if (run.recovery) {
+    const { mode, reason, deadline } = run.recovery;
+    text += `\n\n${p.yellow(`recovering (${mode}): ${reason}; fails (runner_lost) ${relative(deadline, now)}`)}`;
+    text += `\n  ${p.dim(RECOVERY_HINT[mode].replaceAll("ID", run.id))}`;
+  }
   if (run.pendingApprovals.length > 0) {
     text += `\n\n${p.yellow("pending approvals:")}`;
     for (const approval of run.pendingApprovals) {
@@ -51,10 +64,23 @@ export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
   return text;
 }
 
+const RECOVERY_HINT = {
+  restart: "the next `runner-bridge run` starts the agent over; or agent-run recover ID fail",
+  resume:
+    "`runner-bridge resume --run ID …` on a new sandbox continues the session; or agent-run recover ID restart|fail",
+  ambiguous: "decide: agent-run recover ID resume|restart|fail",
+} as const;
+
+function generationText(run: RunRecord): string {
+  const session = run.nativeSession ? ` · ${run.nativeSession.provider} session ${run.nativeSession.id}` : "";
+  return `${run.generation}${session}`;
+}
+
 function statusText(run: RunRecord, p: Paint): string {
   if (run.status === "succeeded") return p.green(run.status);
   if (run.status === "failed" || run.status === "timed_out" || run.status === "cancelled") return p.red(run.status);
   if (run.status === "waiting") return p.yellow(`${run.status} (for an approval)`);
+  if (run.status === "recovering") return p.yellow(`${run.status} (${run.recovery?.mode ?? "?"})`);
   return run.status;
 }
 

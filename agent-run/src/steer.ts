@@ -13,12 +13,12 @@ import { CliError, runPath } from "./client.ts";
 import type { Context } from "./context.ts";
 
 /** The command id: --command-id when retrying, otherwise a fresh one. */
-function commandId(ctx: Context): string {
+export function commandId(ctx: Context): string {
   return stringValue(ctx.values, "command-id") ?? `cli-${randomUUID()}`;
 }
 
 /** A failed send may or may not have reached the server: say how to retry without doing it twice. */
-async function retrySafely<T>(id: string, send: () => Promise<T>): Promise<T> {
+export async function retrySafely<T>(id: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {

@@ -169,6 +169,17 @@ export class Transcript {
         return p.yellow(`runner stalled · epoch ${data.epoch}${data.reason ? ` · ${data.reason}` : ""}`);
       case "run.resumed":
         return p.magenta(`runner back · epoch ${data.epoch}`);
+      case "run.recovering":
+        return p.yellow(`recovering · ${str(data.mode) ?? "?"}${data.reason ? ` · ${data.reason}` : ""}`);
+      case "run.recovery.decided":
+        return p.magenta(`recovery decided · ${str(data.action) ?? "?"} · ${str(data.commandId) ?? "?"}`);
+      case "run.generation.started": {
+        const session = data.nativeSession as Data | null | undefined;
+        const from = session?.id ? `resumes ${str(session.provider) ?? "?"} ${str(session.id)}` : "starts over";
+        return p.magenta(`generation ${data.generation} · ${str(data.mode) ?? "?"} · ${from}`);
+      }
+      case "run.checkpoint":
+        return p.dim(`checkpoint · generation ${data.generation} up to #${data.sourceSeq} · ${data.bytes} bytes`);
       case "command.queued": {
         const id = str(data.commandId) ?? "?";
         const summary = commandSummary(data);
@@ -189,7 +200,7 @@ export class Transcript {
       case "approval.expired": {
         const id = str(data.requestId) ?? "?";
         this.pendingApprovals.delete(id);
-        return p.yellow(`approval ${id} expired → denied`);
+        return p.yellow(`approval ${id} expired → denied${data.reason ? ` · ${data.reason}` : ""}`);
       }
       case "run.finished":
         return finishedLine(data.outcome, p);

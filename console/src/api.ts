@@ -5,6 +5,8 @@ import type {
   CommandBody,
   CommandRecord,
   ErrorBody,
+  RecoverAccepted,
+  RecoverBody,
   RunEvent,
   RunRecord,
   RunStatus,
@@ -120,6 +122,10 @@ export class Api {
 
   cancel(runId: string, body: CancelBody): Promise<{ created: boolean; command: CommandRecord | null; run: unknown }> {
     return this.call("POST", `${path(runId)}/cancel`, body);
+  }
+
+  recover(runId: string, body: RecoverBody): Promise<RecoverAccepted> {
+    return this.call("POST", `${path(runId)}/recover`, body);
   }
 
   mintToken(runId: string, body: TokenBody): Promise<{ token: string; role: string; interact: boolean }> {

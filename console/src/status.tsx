@@ -8,6 +8,7 @@ const KNOWN: Partial<Record<string, { label: string; tone: Tone }>> = {
   running: { label: "Running", tone: "active" },
   waiting: { label: "Waiting for approval", tone: "warn" },
   stalled: { label: "Stalled", tone: "warn" },
+  recovering: { label: "Recovering", tone: "warn" },
   succeeded: { label: "Succeeded", tone: "good" },
   failed: { label: "Failed", tone: "bad" },
   cancelled: { label: "Cancelled", tone: "muted" },

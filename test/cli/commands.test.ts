@@ -110,7 +110,11 @@ describe("get", () => {
     expect(text).toMatch(/^events +3 \(1 from the runner\)$/m);
     expect(text).toMatch(/^runner +test-runner · connected · lease until \S+$/m);
     expect(text).toMatch(/^agent +\{"name":"codex"\}$/m);
-    expect(text).toMatch(/^timeouts +claim 15m · heartbeat 30s · takeover 5m · approval 1d · idle 1h · run 7d$/m);
+    expect(text).toMatch(
+      /^timeouts +claim 15m · heartbeat 30s · takeover 5m · approval 1d · idle 1h · run 7d · recover 1h$/m,
+    );
+    expect(text).toMatch(/^generation +1$/m);
+    expect(text).toMatch(/^checkpoint +none$/m);
     expect(text).toContain("pending approvals:\n  r-1  asked at seq 3 · expires in 23h 59m");
     expect(text).toContain("agent-run approve g-1 r-1   |   agent-run deny g-1 r-1");
 

@@ -1,6 +1,8 @@
+import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { ALPHA, Api, BETA, type CreatedRun } from "../support/api.ts";
 import { TestRunner } from "../support/runner-client.ts";
+import { waitFor } from "../support/wait.ts";
 import { type DevServer, startWranglerDev } from "../support/wrangler-dev.ts";
 import { type ConsoleBrowser, closePages, launchBrowser } from "./browser.ts";
 
@@ -16,6 +18,23 @@ export class TenantApi extends Api {
   async runner(created: CreatedRun): Promise<TestRunner> {
     return TestRunner.connect(this.base, created.run.id, created.runnerToken);
   }
+}
+
+/**
+ * Waits until the run header's status badge reads `label`. The badge follows the run record,
+ * which the page reads again after each control event, so it may lag the event by a read.
+ */
+export async function statusBadge(page: Page, label: string, timeoutMs = 10_000): Promise<void> {
+  const badge = page.locator(".run-header .badge").first();
+  await waitFor(
+    `the status badge to read "${label}"`,
+    async () => {
+      const shown = await badge.textContent();
+      if (shown !== label) throw new Error(`it reads "${shown}"`);
+      return true;
+    },
+    timeoutMs,
+  );
 }
 
 export interface ConsoleContext {

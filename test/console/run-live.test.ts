@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { waitFor } from "../support/wait.ts";
-import { ALPHA, useConsole } from "./harness.ts";
+import { ALPHA, statusBadge, useConsole } from "./harness.ts";
 import { comparable, conversation, expectedRows, renderedRows, renderedSeqs, showsLog } from "./transcript.ts";
 
 /** A run page following a live run: the transcript, permalinks, filters, the download. */
@@ -27,7 +27,7 @@ describe("run page, live", () => {
     }
     await runner.complete({ status: "succeeded", exitCode: 0 });
     await page.locator("[data-live='ended']").waitFor();
-    await expect(page.locator(".run-header .badge").first().textContent()).resolves.toBe("Succeeded");
+    await statusBadge(page, "Succeeded");
 
     const stored = await t.alpha.events("live-1");
     expect(await renderedSeqs(page)).toEqual(seqsOf(stored));

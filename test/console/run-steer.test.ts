@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { ALPHA, useConsole } from "./harness.ts";
+import { ALPHA, statusBadge, useConsole } from "./harness.ts";
 import { conversation, renderedSeqs } from "./transcript.ts";
 
 /** Steering a run from the page, and what a read-only share link may not do. */
@@ -27,12 +27,12 @@ describe("run page, steering", () => {
     const approval = page.locator("li.approval[data-request-id='publish-1']");
     await approval.waitFor();
     await page.locator("[data-live='live']").waitFor();
-    await expect(page.locator(".run-header .badge").first().textContent()).resolves.toBe("Waiting for approval");
+    await statusBadge(page, "Waiting for approval");
 
     await approval.getByRole("button", { name: "Approve" }).click();
     await waitFor("the runner to receive the approval", () => runner.commands.length >= 1);
     await approval.waitFor({ state: "detached" });
-    await expect(page.locator(".run-header .badge").first().textContent()).resolves.toBe("Running");
+    await statusBadge(page, "Running");
 
     // By keyboard: type into the command box and press Enter; Interrupt with Enter too.
     await page.getByLabel("Send input to the agent").focus();
@@ -55,7 +55,7 @@ describe("run page, steering", () => {
     await waitFor("the runner to receive the cancel", () => runner.commands.length >= 4);
     await runner.complete({ status: "cancelled", error: { code: "cancelled", message: "wrong branch" } });
     await page.locator("[data-live='ended']").waitFor();
-    await expect(page.locator(".run-header .badge").first().textContent()).resolves.toBe("Cancelled");
+    await statusBadge(page, "Cancelled");
     await expect(page.locator(".outcome").textContent()).resolves.toContain("wrong branch");
 
     const sent = runner.commands.map(({ kind, state, text, requestId, decision, reason }) => ({

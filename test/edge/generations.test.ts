@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
-import { advance, allEvents, call, expectGapless, getRun, json, timers } from "./helpers.ts";
-import { type LiveRun, lose, runWith, session } from "./recovery-helpers.ts";
+import { advance, allEvents, call, expectGapless, getRun, json, KEY_A, timers } from "./helpers.ts";
+import { type LiveRun, lose, patterned, putCheckpoint, runWith, session } from "./recovery-helpers.ts";
 import { agentEvent, connectRunner, watch } from "./sockets.ts";
 
 /** Claims generation `generation` of a run recovering in resume mode, as `runner-bridge resume` does. */
@@ -65,6 +65,10 @@ describe("a new generation", () => {
     expect(viaCommands.error).toEqual({ code: "stale", message });
     const viaCancel = await json(await post(live.runId, "cancel", { commandId: "cancel-1", generation: 1 }), 409);
     expect(viaCancel.error).toEqual({ code: "stale", message });
+    const operator = await watch(live.runId, null, 0, KEY_A);
+    operator.send({ type: "command", command: { commandId: "cancel-1", type: "cancel", generation: 1 } });
+    expect(await operator.next("error")).toEqual({ type: "error", code: "stale", message });
+    operator.close();
     expect(await allEvents(live.runId)).toEqual(before);
     expect((await getRun(live.runId)).status).toBe("running");
     // Naming the current generation reaches it, marked with it.
@@ -168,5 +172,55 @@ describe("a new generation", () => {
       reason: "the checkpoint is of generation 1; the run is at 2",
     });
     expect((await getRun(live.runId)).checkpoint).toMatchObject({ generation: 1, sourceSeq: 1 });
+  });
+
+  it("generation 2, checkpointed and lost in turn, resumes as generation 3 from its own checkpoint", async () => {
+    const live = await lostAfter([session(1)]);
+    const g2 = await resume(live);
+    g2.runner.send({ type: "events", epoch: g2.epoch, generation: 2, events: [session(1, "thread-2"), agentEvent(2)] });
+    await g2.runner.next("ack");
+    const upload = { epoch: g2.epoch, generation: 2, sourceSeq: 2, body: patterned(64, 2) };
+    await json(await putCheckpoint(live.runId, live.runnerToken, upload), 201);
+    g2.runner.close();
+    await lose(live.runId);
+    const state = await json(await call(`/v1/runs/${live.runId}/recovery`, { key: live.runnerToken }), 200);
+    expect(state).toMatchObject({
+      status: "recovering",
+      generation: 2,
+      mode: "resume",
+      nativeSession: { provider: "codex", id: "thread-2" },
+      checkpoint: { generation: 2, sourceSeq: 2, bytes: 64 },
+    });
+    const g3 = await resume(live, 3);
+    expect(g3.claimed).toMatchObject({ generation: 3, ackedSourceSeq: 0 });
+    g3.runner.send({ type: "events", epoch: g3.epoch, generation: 3, events: [agentEvent(1)] });
+    expect(await g3.runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 1 });
+    const runner = (await allEvents(live.runId)).filter((e) => e.source === "runner");
+    expect(runner.map((e) => [e.generation, e.sourceSeq])).toEqual([
+      [1, 1],
+      [2, 1],
+      [2, 2],
+      [3, 1],
+    ]);
+    const started = (await allEvents(live.runId)).filter((e) => e.type === "run.generation.started");
+    expect(
+      started.map((e) => [(e.data as { generation: number }).generation, (e.data as { previous: number }).previous]),
+    ).toEqual([
+      [2, 1],
+      [3, 2],
+    ]);
+  });
+
+  it("outside recovery the recovery state has no mode", async () => {
+    const live = await runWith([session(1)]);
+    const state = await json(await call(`/v1/runs/${live.runId}/recovery`, { key: live.runnerToken }), 200);
+    expect(state).toEqual({
+      status: "running",
+      generation: 1,
+      mode: null,
+      nativeSession: { provider: "codex", id: "thread-1" },
+      checkpoint: null,
+    });
+    expect((await call(`/v1/runs/${live.runId}/recovery`)).status).toBe(403);
   });
 });

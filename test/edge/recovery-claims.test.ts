@@ -1,5 +1,6 @@
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { allEvents, getRun, json, timers } from "./helpers.ts";
+import { allEvents, getRun, json, runObject, timers } from "./helpers.ts";
 import { lose, recover, runWith, session } from "./recovery-helpers.ts";
 import { agentEvent, connectRunner } from "./sockets.ts";
 
@@ -82,6 +83,14 @@ describe("claims while recovering", () => {
         },
       ],
     ]);
+  });
+
+  it("recovery is durable: an object evicted while recovering wakes in the same mode and takes the resume", async () => {
+    const live = await lost("resume");
+    await evictDurableObject(runObject(live.runId), { webSockets: "close" });
+    expect((await getRun(live.runId)).recovery?.mode).toBe("resume");
+    expect((await hello(live.runId, live.runnerToken)).verdict).toEqual(rejected("resume"));
+    expect((await hello(live.runId, live.runnerToken, 2)).verdict).toMatchObject({ type: "claimed", generation: 2 });
   });
 
   it("ambiguous: every hello is refused until an operator decides", async () => {

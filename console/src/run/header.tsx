@@ -39,6 +39,10 @@ const KNOWN_FIELDS = new Set([
   "metadata",
   "pendingApprovals",
   "runner",
+  "generation",
+  "nativeSession",
+  "checkpoint",
+  "recovery",
 ]);
 
 function extraFields(run: RunRecord): [string, string][] {
@@ -46,6 +50,12 @@ function extraFields(run: RunRecord): [string, string][] {
     .filter(([name, value]) => !KNOWN_FIELDS.has(name) && value !== null && value !== undefined)
     .map(([name, value]): [string, string] => [name, typeof value === "object" ? JSON.stringify(value) : String(value)])
     .filter(([, value]) => value.length <= 200);
+}
+
+function kibibytes(bytes: number): string {
+  return bytes < 1024 * 1024
+    ? `${Math.max(1, Math.round(bytes / 1024))} KiB`
+    : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 function When({ iso, now }: { iso: string | null; now: number }) {
@@ -110,6 +120,25 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
           {duration(run.createdAt, run.finishedAt ?? new Date(now).toISOString())}
         </Fact>
         <Fact label="Events">{run.lastSeq}</Fact>
+        <Fact label="Generation">
+          {run.generation}
+          {run.nativeSession && (
+            <>
+              {" "}
+              <span class="muted">{run.nativeSession.provider}</span> <code>{run.nativeSession.id}</code>
+            </>
+          )}
+        </Fact>
+        <Fact label="Checkpoint">
+          {run.checkpoint ? (
+            <span title={run.checkpoint.digest}>
+              g{run.checkpoint.generation} up to #{run.checkpoint.sourceSeq}, {kibibytes(run.checkpoint.bytes)},{" "}
+              <When iso={run.checkpoint.createdAt} now={now} />
+            </span>
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </Fact>
         {extraFields(run).map(([name, value]) => (
           <Fact key={name} label={name}>
             <code>{value}</code>

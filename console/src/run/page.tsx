@@ -5,6 +5,7 @@ import { ProblemView } from "../problem.tsx";
 import { onLinkClick, replaceFragment } from "../route.ts";
 import { abilities, type Credential, readFragment, writeFragment } from "../session.ts";
 import { isTerminalStatus } from "../status.tsx";
+import { RecoveryPanel } from "./recovery.tsx";
 import { Transcript } from "../transcript/model.ts";
 import { TranscriptView } from "../transcript/view.tsx";
 import { copyText, DownloadButton, ShareButton } from "./actions.tsx";
@@ -33,6 +34,16 @@ function useNow(intervalMs: number): number {
     return () => clearInterval(timer);
   }, [intervalMs]);
   return now;
+}
+
+/**
+ * The record a read brings, kept no older than what the page has already seen: a read that
+ * started before the run ended may answer after the `end` frame set the final status, and an
+ * ended run never runs again.
+ */
+function newerRecord(current: RunRecord | null, read: RunRecord): RunRecord {
+  if (current && isTerminalStatus(current.status) && !isTerminalStatus(read.status)) return current;
+  return { ...read, lastSeq: Math.max(read.lastSeq, current?.lastSeq ?? 0) };
 }
 
 export function RunPage(props: RunPageProps) {
@@ -65,7 +76,7 @@ export function RunPage(props: RunPageProps) {
     reading.current = state;
     api
       .getRun(runId)
-      .then((record) => setRun((current) => ({ ...record, lastSeq: Math.max(record.lastSeq, current?.lastSeq ?? 0) })))
+      .then((record) => setRun((current) => newerRecord(current, record)))
       .catch((error: unknown) => {
         if (error instanceof ApiError && error.status !== 0) setProblem(error);
       })
@@ -215,6 +226,7 @@ export function RunPage(props: RunPageProps) {
           </>
         }
       />
+      <RecoveryPanel api={api} run={run} canDecide={may.interact} now={now} onSettled={refresh} />
       <Approvals
         api={api}
         runId={runId}

@@ -52,6 +52,21 @@ export function describe(event: RunEvent): Summary {
       return withDetail(`Runner stalled · epoch ${str(data.epoch) ?? "?"}`, "warn", str(data.reason));
     case "run.resumed":
       return { title: `Runner resumed · epoch ${str(data.epoch) ?? "?"}`, tone: "good" };
+    case "run.recovering":
+      return withDetail(`Recovering · ${str(data.mode) ?? "?"}`, "warn", str(data.reason));
+    case "run.recovery.decided":
+      return withDetail(`Recovery decided · ${str(data.action) ?? "?"}`, "neutral", str(data.commandId));
+    case "run.generation.started": {
+      const session = fields(data.nativeSession);
+      const from = session.id ? `resumes ${str(session.provider) ?? ""} ${str(session.id)}`.trim() : "starts over";
+      return withDetail(`Generation ${str(data.generation) ?? "?"} · ${str(data.mode) ?? ""}`, "good", from);
+    }
+    case "run.checkpoint":
+      return withDetail(
+        `Checkpoint · generation ${str(data.generation) ?? "?"} up to #${str(data.sourceSeq) ?? "?"}`,
+        "neutral",
+        [str(data.bytes) && `${str(data.bytes)} bytes`, str(data.digest)].filter(Boolean).join(" · ") || undefined,
+      );
     case "run.finished": {
       const outcome = fields(data.outcome);
       const status = str(outcome.status) ?? "finished";
@@ -92,7 +107,7 @@ export function describe(event: RunEvent): Summary {
         str(data.reason),
       );
     case "approval.expired":
-      return { title: `Approval expired, denied · ${str(data.requestId) ?? "?"}`, tone: "warn" };
+      return withDetail(`Approval expired, denied · ${str(data.requestId) ?? "?"}`, "warn", str(data.reason));
     case "RUN_STARTED":
       return withDetail("Turn started", "neutral", str(data.runId) ?? str(data.threadId));
     case "RUN_FINISHED": {
