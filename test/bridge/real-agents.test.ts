@@ -1,6 +1,9 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { decodeArchive, encodeArchive } from "../../runner-bridge/src/checkpoint/archive.ts";
+import { collectSession, restoreSession, sessionPlaces } from "../../runner-bridge/src/checkpoint/files.ts";
 import { liveMembers } from "../../runner-bridge/src/proctree.ts";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { CLAUDE_BIN, CODEX_BIN, requireRealAgents } from "../agents/paths.ts";
@@ -227,5 +230,49 @@ describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logge
     );
     expect(processesWithHome(home)).toEqual([]);
     fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
+  });
+});
+
+describe("the real claude resumes its session from a restored transcript", () => {
+  /** One `claude -p` query in a sandbox; its stream-json messages. */
+  function query(where: { home: string; work: string }, extra: string[]): Record<string, any>[] {
+    const out = spawnSync(CLAUDE_BIN, ["-p", "--output-format", "stream-json", "--verbose", ...extra], {
+      cwd: where.work,
+      env: { PATH: process.env.PATH, HOME: where.home },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return out.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+  }
+
+  it("restored into the projects directory of another cwd, --resume finds it and keeps its id", () => {
+    const first = sandbox();
+    const session = query(first, ["say hi"]).find((m) => m.type === "system")?.session_id as string;
+    const archive = collectSession(
+      sessionPlaces("claude-code", { HOME: first.home }, first.work),
+      "claude-code",
+      session,
+    );
+    const bytes = encodeArchive(archive as NonNullable<typeof archive>);
+
+    const second = sandbox();
+    const moved = { home: second.home, work: path.join(second.home, "elsewhere") };
+    fs.mkdirSync(moved.work);
+    restoreSession(sessionPlaces("claude-code", { HOME: moved.home }, moved.work), decodeArchive(bytes));
+    const resumed = query(moved, ["--resume", session, "again"]);
+    expect(resumed.find((m) => m.type === "system")).toMatchObject({ session_id: session, cwd: moved.work });
+    expect(JSON.stringify(resumed)).not.toContain("No conversation found");
+
+    // Without the restore, the same command is refused.
+    const bare = sandbox();
+    const refused = query(bare, ["--resume", session, "again"]);
+    expect(refused.at(-1)).toMatchObject({
+      is_error: true,
+      errors: [`No conversation found with session ID: ${session}`],
+    });
+    for (const dir of [first.home, second.home, bare.home]) fs.rmSync(dir, { recursive: true, force: true });
   });
 });
