@@ -1,12 +1,16 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { decodeArchive, encodeArchive } from "../../runner-bridge/src/checkpoint/archive.ts";
+import { collectSession, restoreSession, sessionPlaces } from "../../runner-bridge/src/checkpoint/files.ts";
 import { liveMembers } from "../../runner-bridge/src/proctree.ts";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { CLAUDE_BIN, CODEX_BIN, requireRealAgents } from "../agents/paths.ts";
 import { waitFor } from "../support/wait.ts";
-import { tempDir } from "./harness/bridge.ts";
+import { resumeArgs, runArgs, tempDir } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
+import { wipeSandbox } from "./harness/sandbox.ts";
 import { expectValidEvents, nativeOf } from "./unit/agui-support.ts";
 
 // The real CLIs from npm (test/agents), offline and without credentials, through runner-bridge
@@ -113,6 +117,75 @@ describe("the real codex app-server (@openai/codex), offline", () => {
   });
 });
 
+describe("the real codex resumes its thread on a fresh sandbox", () => {
+  it("from the restored rollout alone: thread/resume answers with the same thread in generation 2", async () => {
+    const first = sandbox();
+    const created = await t.api.createRun({ timeouts: { heartbeatMs: 2000, takeoverMs: 300, recoverMs: 120_000 } });
+    const runId = created.run.id;
+    const dir = t.runDir();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId,
+        token: created.runnerToken,
+        dir,
+        extra: ["--adapter", "codex", "--prompt", "say hi", "--checkpoint-interval", "200"],
+        agent: [CODEX_BIN, "app-server"],
+      }),
+      { env: { HOME: first.home }, cwd: first.work },
+    );
+    const stored = await waitFor(
+      "a checkpoint of codex's rollout",
+      async () => (await t.api.getRun(runId)).checkpoint,
+      60_000,
+    );
+    expect(stored.generation).toBe(1);
+    const thread = (await t.api.getRun(runId)).nativeSession?.id as string;
+    await wipeSandbox(bridge, dir, [first.home]);
+    const lost = await waitFor("the run to be recovering", async () => {
+      const run = await t.api.getRun(runId);
+      return run.status === "recovering" ? run : null;
+    });
+    // codex keeps printing reconnect errors after the turn starts, so events may follow the last
+    // checkpoint: then an operator chooses to resume.
+    if (lost.recovery?.mode === "ambiguous") {
+      expect(
+        (await t.api.request("POST", `/v1/runs/${runId}/recover`, { action: "resume", commandId: "op" })).status,
+      ).toBe(201);
+    } else {
+      expect(lost.recovery?.mode).toBe("resume");
+    }
+
+    const second = sandbox();
+    const resumed = t.bridge(
+      resumeArgs({
+        edge: t.edge.url,
+        runId,
+        token: created.runnerToken,
+        dir: t.runDir(),
+        agent: [CODEX_BIN, "app-server"],
+      }),
+      { env: { HOME: second.home }, cwd: second.work },
+    );
+    const session = await waitFor(
+      "generation 2 to report the resumed thread",
+      async () => (await t.api.events(runId)).find((e) => e.generation === 2 && e.type === "agent.session"),
+      60_000,
+    );
+    expect(session.data).toMatchObject({ provider: "codex", id: thread });
+    expect(nativeOf(session as never)).toMatchObject({ id: "rb-thread-resume", result: { thread: { id: thread } } });
+    expect(
+      fs.readdirSync(path.join(second.home, ".codex", "sessions"), { recursive: true }).map(String),
+    ).toContainEqual(expect.stringMatching(new RegExp(`rollout-.*-${thread}\\.jsonl$`)));
+
+    await t.api.cancel(runId);
+    expect(await resumed.waitExit(60_000)).toBe(0);
+    expect(await t.api.getRun(runId)).toMatchObject({ status: "cancelled", generation: 2 });
+    expect(processesWithHome(second.home)).toEqual([]);
+    fs.rmSync(second.home, { recursive: true, force: true });
+  });
+});
+
 describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logged in", () => {
   it("the run fails with claude's not-logged-in message, the session is reported, and its transcript is on disk", async () => {
     const { home, work } = sandbox();
@@ -157,5 +230,49 @@ describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logge
     );
     expect(processesWithHome(home)).toEqual([]);
     fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
+  });
+});
+
+describe("the real claude resumes its session from a restored transcript", () => {
+  /** One `claude -p` query in a sandbox; its stream-json messages. */
+  function query(where: { home: string; work: string }, extra: string[]): Record<string, any>[] {
+    const out = spawnSync(CLAUDE_BIN, ["-p", "--output-format", "stream-json", "--verbose", ...extra], {
+      cwd: where.work,
+      env: { PATH: process.env.PATH, HOME: where.home },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return out.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+  }
+
+  it("restored into the projects directory of another cwd, --resume finds it and keeps its id", () => {
+    const first = sandbox();
+    const session = query(first, ["say hi"]).find((m) => m.type === "system")?.session_id as string;
+    const archive = collectSession(
+      sessionPlaces("claude-code", { HOME: first.home }, first.work),
+      "claude-code",
+      session,
+    );
+    const bytes = encodeArchive(archive as NonNullable<typeof archive>);
+
+    const second = sandbox();
+    const moved = { home: second.home, work: path.join(second.home, "elsewhere") };
+    fs.mkdirSync(moved.work);
+    restoreSession(sessionPlaces("claude-code", { HOME: moved.home }, moved.work), decodeArchive(bytes));
+    const resumed = query(moved, ["--resume", session, "again"]);
+    expect(resumed.find((m) => m.type === "system")).toMatchObject({ session_id: session, cwd: moved.work });
+    expect(JSON.stringify(resumed)).not.toContain("No conversation found");
+
+    // Without the restore, the same command is refused.
+    const bare = sandbox();
+    const refused = query(bare, ["--resume", session, "again"]);
+    expect(refused.at(-1)).toMatchObject({
+      is_error: true,
+      errors: [`No conversation found with session ID: ${session}`],
+    });
+    for (const dir of [first.home, second.home, bare.home]) fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -67,6 +67,7 @@ export class Checkpointer {
   private inFlight = false;
   /** No upload before this time (backing off after a failure in transit). */
   private retryAt = 0;
+  private wake: ReturnType<typeof setTimeout> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
 
@@ -87,6 +88,7 @@ export class Checkpointer {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.wake) clearTimeout(this.wake);
     this.timer = null;
   }
 
@@ -141,7 +143,7 @@ export class Checkpointer {
     const snapshot = this.pending;
     const claim = this.host.claim();
     if (this.inFlight || !snapshot || !claim || this.host.acked() < snapshot.covers) return;
-    if (Date.now() < this.retryAt) return;
+    if (Date.now() < this.retryAt) return this.wakeAt(this.retryAt);
     this.inFlight = true;
     this.pending = null;
     const { epoch, generation } = claim;
@@ -172,9 +174,20 @@ export class Checkpointer {
     } finally {
       this.inFlight = false;
     }
-    if (this.pending && !this.stopped) {
-      setTimeout(() => this.tick(), Math.max(0, this.retryAt - Date.now())).unref?.();
-    }
+    if (this.pending) this.wakeAt(this.retryAt);
+  }
+
+  /** One tick at `at` (a timer may fire a little early: the tick then asks for the next one). */
+  private wakeAt(at: number): void {
+    if (this.wake || this.stopped) return;
+    this.wake = setTimeout(
+      () => {
+        this.wake = null;
+        this.tick();
+      },
+      Math.max(0, at - Date.now()) + 1,
+    );
+    this.wake.unref?.();
   }
 }
 
