@@ -90,27 +90,23 @@ function commonArgs(o: { edge: string; runId: string; token: string; dir: string
   ].flat();
 }
 
-/** The usual `run` argument list. */
-export function runArgs(o: {
+/** What a bridge command line names: the edge, the run, its token, the run directory and the agent. */
+export interface BridgeArgs {
   edge: string;
   runId: string;
   token: string;
   dir: string;
   extra?: string[];
   agent: string[];
-}): string[] {
+}
+
+/** The usual `run` argument list. */
+export function runArgs(o: BridgeArgs): string[] {
   return ["run", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
 /** `runner-bridge resume` on a fresh sandbox: the run's checkpoint restored, the next generation started. */
-export function resumeArgs(o: {
-  edge: string;
-  runId: string;
-  token: string;
-  dir: string;
-  extra?: string[];
-  agent: string[];
-}): string[] {
+export function resumeArgs(o: BridgeArgs): string[] {
   return ["resume", ...commonArgs(o), ...(o.extra ?? []), "--", ...o.agent];
 }
 
