@@ -30,7 +30,9 @@ export async function uploadCheckpoint(
     sent = fail("invalid_request", "the checkpoint body was cut off; nothing was stored");
   }
   const committed = sent.ok ? await stub.checkpointCommit(uploadId, upload) : sent;
-  if (!committed.ok) await stub.checkpointAbort(uploadId);
+  // The refusal is the answer; a failed clean-up must not replace it (the next upload drops
+  // whatever chunks an unfinished one left).
+  if (!committed.ok) await stub.checkpointAbort(uploadId).catch(() => undefined);
   return committed;
 }
 
