@@ -80,7 +80,7 @@ function failOnVerdict(look: Preflight, runId: string): void {
   if (look.kind === "unreachable") throw new BridgeExit(EXIT.failure, `edge unreachable: ${look.message}`);
 }
 
-function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logger): Session {
+function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logger, resume = false): Session {
   for (const name of spec.envNames) {
     const value = process.env[name];
     if (value) log.redact([value]);
@@ -105,6 +105,7 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     claimTimeoutMs: 15_000,
     checkpoint: { places, intervalMs: args.checkpointIntervalMs },
     ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
+    ...(resume ? { resume } : {}),
     ...(fault ? { fault } : {}),
   });
 }
@@ -158,7 +159,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const { spec, env } = await prepareResume(args, agentEnv, log);
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
   log.info(`resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}; journal ${paths.journal}`);
-  return sessionFor(args, paths, spec, log).run();
+  return sessionFor(args, paths, spec, log, true).run();
 }
 
 function freshRunDir(args: CommonArgs): RunPaths {

@@ -20,6 +20,8 @@ export interface ConnectionOptions {
   claimTimeoutMs: number;
   /** The agent generation this bridge serves, named in `hello` (absent: the edge's current one). */
   generation?: number;
+  /** This process resumes its generation from a checkpoint: its first `hello` says so (`resume`). */
+  resume?: boolean;
 }
 
 export type ClaimedFrame = Extract<ServerToRunner, { type: "claimed" }>;
@@ -171,6 +173,8 @@ export class Connection {
           const hello: HelloFrame = { type: "hello", runnerId, lastSourceSeq: this.host.lastSourceSeq() };
           if (this.held !== null) hello.epoch = this.held;
           if (this.generation !== undefined) hello.generation = this.generation;
+          // Until its first claim; an attach on the same directory later is an ordinary takeover.
+          if (this.options.resume === true && this.held === null) hello.resume = true;
           socket.send(encodeRunnerFrame(hello));
         },
         onMessage: (text) => {

@@ -100,9 +100,23 @@ CREATE TABLE IF NOT EXISTS checkpoint_chunks (
 );
 `;
 
+/**
+ * Version 4: migration 2 added `commands.generation` without a value, so commands of runs older
+ * than it were left unbound and a later generation took them for its own. Every run had only
+ * generation 1 before migration 2, so whatever reached a runner then (a delivered epoch, or a state
+ * past queued) was bound to generation 1. Commands still queued and never delivered stay unbound:
+ * no runner saw them, so the next generation that claims may safely have them (binding them to 1
+ * would make a later generation retire, as unknown, commands that never ran anywhere).
+ */
+const RUN_SCHEMA_V4 = `
+UPDATE commands SET generation = 1
+WHERE generation IS NULL AND (state <> 'queued' OR delivered_epoch IS NOT NULL);
+`;
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
   { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
   { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
+  { version: 4, name: "commands delivered before generations bound to generation 1", sql: RUN_SCHEMA_V4 },
 ];

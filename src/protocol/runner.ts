@@ -39,6 +39,13 @@ export const RunnerFrame = z
          * takeover). `current + 1` starts a resumed generation while the run is recovering.
          */
         generation: Generation.optional(),
+        /**
+         * This hello starts the generation it names from a restored checkpoint (`runner-bridge
+         * resume`). Outside recovery such a hello without an `epoch` claims only when the newest
+         * claim is its own (its first `claimed` was lost): a second resume of the same generation
+         * must not take it from the first and replay its events.
+         */
+        resume: z.literal(true).optional(),
       })
       .strict(),
     z

@@ -29,6 +29,8 @@ export interface Hello {
   heldEpoch?: number | undefined;
   /** The generation it serves; absent: the current one (or a restart's). */
   generation?: number | undefined;
+  /** It starts that generation from a restored checkpoint (`runner-bridge resume`). */
+  resume?: boolean | undefined;
 }
 
 /**
@@ -49,7 +51,7 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   const newerClaim = hello.heldEpoch !== undefined && hello.heldEpoch < run.epoch;
   if (newerClaim && run.runnerId !== hello.runnerId) return { kind: "fenced", epoch: run.epoch };
   if (hello.generation !== undefined && hello.generation < run.generation) return { kind: "fenced", epoch: run.epoch };
-  const target = claimTarget(machine, run, hello.generation);
+  const target = claimTarget(machine, run, hello);
   if (target.kind === "rejected") {
     const mode = target.mode === undefined ? {} : { mode: target.mode };
     return { kind: "rejected", reason: target.reason, status: run.status, ...mode };

@@ -1,4 +1,5 @@
 import type { RecoveryMode, RejectReason } from "../protocol/index.ts";
+import type { Hello } from "./claim.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 
@@ -59,16 +60,23 @@ export type ClaimTarget =
   | { kind: "rejected"; reason: RejectReason; mode?: RecoveryMode };
 
 /**
- * Outside recovery a hello claims the current generation and may not name a later one. While
+ * Outside recovery a hello claims the current generation and may not name a later one; a resume
+ * hello that never held a claim (no epoch) claims only when the newest claim is already its own
+ * (same runnerId, its `claimed` lost in a cut): another resume of a generation already resumed
+ * would otherwise take it over and replay its events. While
  * recovering: `restart` takes a hello without a generation (a fresh generation when the lost one
  * stored anything, else the same one from scratch); `resume` takes only a hello naming the next
  * generation; `ambiguous` takes none until an operator decides. (Older generations are fenced
  * before this is asked.)
  */
-export function claimTarget(machine: RunMachine, run: RunRow, asked: number | undefined): ClaimTarget {
+export function claimTarget(machine: RunMachine, run: RunRow, hello: Hello): ClaimTarget {
   const current = run.generation;
+  const asked = hello.generation;
   if (run.status !== "recovering" || run.recovery === null) {
     if (asked !== undefined && asked > current) return { kind: "rejected", reason: "not-resumable" };
+    if (hello.resume === true && hello.heldEpoch === undefined && hello.runnerId !== run.runnerId) {
+      return { kind: "rejected", reason: "not-resumable" };
+    }
     return { kind: "claim", generation: current, start: null };
   }
   const mode = run.recovery.mode;

@@ -16,7 +16,8 @@ export async function handleRunnerFrame(
   frame: RunnerFrame,
 ): Promise<void> {
   if (frame.type === "hello") {
-    return hello(host, ws, { runnerId: frame.runnerId, heldEpoch: frame.epoch, generation: frame.generation });
+    const { runnerId, epoch, generation, resume } = frame;
+    return hello(host, ws, { runnerId, heldEpoch: epoch, generation, resume: resume === true });
   }
   if (claimed.epoch === 0) {
     return send(ws, { type: "error", code: "not_claimed", message: "send hello before anything else" });

@@ -6,7 +6,8 @@ import { STREAM_MIGRATIONS } from "../../src/objects/stream-schema.ts";
 import { TENANT_INDEX_MIGRATIONS } from "../../src/objects/tenant-index-schema.ts";
 import { allEvents, call, createRun, getRun, json, KEY_B, runnerTranscript, runObject, timers } from "./helpers.ts";
 import { waitFor } from "../support/wait.ts";
-import { agentEvent, claim } from "./sockets.ts";
+import { lose, runWith, session } from "./recovery-helpers.ts";
+import { agentEvent, claim, connectRunner } from "./sockets.ts";
 
 /** The next migration a later issue might ship: a column and a table, added. */
 const NEXT_RUN_MIGRATION: Migration = {
@@ -195,6 +196,40 @@ describe("schema migrations", () => {
     ]);
   });
 
+  it("commands delivered before generations existed stay with generation 1 when generation 2 resumes", async () => {
+    const live = await runWith([session(1), agentEvent(2)], 2);
+    const post = (body: unknown) => call(`/v1/runs/${live.runId}/commands`, { method: "POST", json: body });
+    await json(await post({ commandId: "sent-to-1", type: "input", text: "a" }), 201);
+    await live.runner.next("command");
+    // As migrations 2 and 3 left a run older than them: no command bound, migration 4 not applied.
+    await runInDurableObject(runObject(live.runId), (_instance, state) => {
+      state.storage.sql.exec("UPDATE commands SET generation = NULL");
+      state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");
+    });
+    await evictDurableObject(runObject(live.runId), { webSockets: "close" });
+    // Queued after the upgrade and before anyone claims: never delivered, so free for generation 2.
+    await lose(live.runId);
+    await json(await post({ commandId: "never-sent", type: "input", text: "b" }), 201);
+    const bound = () =>
+      runInDurableObject(runObject(live.runId), (_instance, state) =>
+        state.storage.sql.exec("SELECT command_id, state, generation FROM commands ORDER BY controller_seq").toArray(),
+      );
+    expect(await bound()).toEqual([
+      { command_id: "sent-to-1", state: "delivered", generation: 1 },
+      { command_id: "never-sent", state: "queued", generation: null },
+    ]);
+
+    const resumed = await connectRunner(live.runId, live.runnerToken);
+    resumed.send({ type: "hello", runnerId: "fresh-sandbox", generation: 2 });
+    const claimed = await resumed.next("claimed");
+    expect(claimed).toMatchObject({ generation: 2 });
+    expect((claimed.commands as { commandId: string }[]).map((c) => c.commandId)).toEqual(["never-sent"]);
+    expect(await bound()).toEqual([
+      { command_id: "sent-to-1", state: "unknown", generation: 1 },
+      { command_id: "never-sent", state: "delivered", generation: 2 },
+    ]);
+  });
+
   it("a migration that fails is rolled back whole and not recorded", async () => {
     const { run } = await createRun();
     const broken: Migration = {
@@ -223,13 +258,18 @@ describe("schema migrations", () => {
     const { run } = await createRun();
     const message = await runInDurableObject(runObject(run.id), (_instance, state) => {
       try {
-        applyMigrations(state.storage, [...RUN_MIGRATIONS, { ...NEXT_RUN_MIGRATION, version: 5 }]);
+        applyMigrations(state.storage, [
+          ...RUN_MIGRATIONS,
+          { ...NEXT_RUN_MIGRATION, version: RUN_MIGRATIONS.length + 2 },
+        ]);
         return "applied";
       } catch (error) {
         return (error as Error).message;
       }
     });
-    expect(message).toMatch(new RegExp(`has version 5; expected ${RUN_MIGRATIONS.length + 1}`));
+    expect(message).toMatch(
+      new RegExp(`has version ${RUN_MIGRATIONS.length + 2}; expected ${RUN_MIGRATIONS.length + 1}`),
+    );
   });
 
   it("the tenant index and stream objects record their schema versions too", async () => {

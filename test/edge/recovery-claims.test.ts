@@ -18,10 +18,11 @@ async function lost(mode: "restart" | "resume" | "ambiguous") {
   return live;
 }
 
-/** Says hello (naming `generation` if given) and answers the first verdict frame. */
-async function hello(runId: string, token: string, generation?: number, runnerId = "fresh-sandbox") {
+/** Says hello (naming `generation` if given, as a resume if asked) and answers the first verdict frame. */
+async function hello(runId: string, token: string, generation?: number, runnerId = "fresh-sandbox", resume = false) {
   const runner = await connectRunner(runId, token);
-  runner.send({ type: "hello", runnerId, ...(generation === undefined ? {} : { generation }) });
+  const named = generation === undefined ? {} : { generation };
+  runner.send({ type: "hello", runnerId, ...named, ...(resume ? { resume: true } : {}) });
   const verdict = await runner.next(["claimed", "rejected", "fenced"]);
   return { runner, verdict };
 }
@@ -140,5 +141,35 @@ describe("claims outside recovery", () => {
     runner.send({ type: "events", epoch: verdict.epoch, events: [agentEvent(1)] });
     expect(await runner.next("fenced")).toEqual({ type: "fenced", epoch: verdict.epoch });
     expect(await allEvents(live.runId)).toEqual(before);
+  });
+
+  it("a second resume of a generation already resumed is refused; the first keeps its claim", async () => {
+    const live = await lost("resume");
+    const first = await hello(live.runId, live.runnerToken, 2, "sandbox-a", true);
+    expect(first.verdict).toMatchObject({ type: "claimed", generation: 2 });
+    const second = await hello(live.runId, live.runnerToken, 2, "sandbox-b", true);
+    expect(second.verdict).toEqual({ type: "rejected", reason: "not-resumable", status: "running" });
+    expect((await second.runner.waitClosed()).code).toBe(4002);
+    expect(await getRun(live.runId)).toMatchObject({ epoch: first.verdict.epoch, generation: 2, status: "running" });
+    first.runner.send({ type: "events", epoch: first.verdict.epoch, generation: 2, events: [agentEvent(1)] });
+    expect(await first.runner.next("ack")).toEqual({ type: "ack", highestSourceSeq: 1 });
+    const gen2 = (await allEvents(live.runId)).filter((e) => e.source === "runner" && e.generation === 2);
+    expect(gen2.map((e) => [e.sourceSeq, e.type])).toEqual([[1, "TEXT_MESSAGE_CONTENT"]]);
+    expect((await allEvents(live.runId)).filter((e) => e.type === "run.claimed")).toHaveLength(2);
+  });
+
+  it("a resume whose claimed was cut off says the same hello again and gets its own claim back", async () => {
+    const live = await lost("resume");
+    const first = await hello(live.runId, live.runnerToken, 2, "sandbox-a", true);
+    first.runner.close();
+    const again = await hello(live.runId, live.runnerToken, 2, "sandbox-a", true);
+    expect(again.verdict).toMatchObject({ type: "claimed", epoch: first.verdict.epoch + 1, generation: 2 });
+  });
+
+  it("a successor bridge of a resumed generation (naming it, no epoch, not a resume) takes it over", async () => {
+    const live = await lost("resume");
+    const resumed = await hello(live.runId, live.runnerToken, 2, "sandbox-a", true);
+    const { verdict } = await hello(live.runId, live.runnerToken, 2, "successor");
+    expect(verdict).toMatchObject({ type: "claimed", epoch: resumed.verdict.epoch + 1, generation: 2 });
   });
 });
