@@ -184,6 +184,22 @@ export class LogCore {
       const item = `[${pos},${time},${JSON.stringify(text)}${stamp}]`;
       if (chars + item.length > MAX_BOUND_CHARS) flush();
       seq += 1;
+      if (item.length > MAX_BOUND_CHARS) {
+        // Escaping (`"` and `\` double) can push one legal entry past the bound on its own: it goes
+        // alone, as its UTF-8 bytes in a blob, which has no string bound to pass.
+        this.sql.exec(
+          "INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          seq,
+          pos,
+          toBuffer(encoder.encode(text)),
+          time,
+          producer?.producerId ?? null,
+          producer?.epoch ?? null,
+          producer?.seq ?? null,
+        );
+        first = seq + 1;
+        continue;
+      }
       items.push(item);
       chars += item.length + 1;
     }

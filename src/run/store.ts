@@ -226,9 +226,18 @@ export class RunStore {
     );
   }
 
-  /** True once any generation stored a runner event. */
+  /**
+   * True once any generation stored a runner event: read from the few producer rows (`runner`,
+   * `runner.g<N>`), since log_entries has no producer index and scanning it grows with the log.
+   */
   hasRunnerEvents(): boolean {
-    return this.sql.exec("SELECT 1 FROM log_entries WHERE producer_id IS NOT NULL LIMIT 1").toArray().length > 0;
+    return (
+      this.sql
+        .exec(
+          "SELECT 1 FROM log_producers WHERE (producer_id = 'runner' OR producer_id LIKE 'runner.g%') AND last_seq > 0 LIMIT 1",
+        )
+        .toArray().length > 0
+    );
   }
 
   /** Records the outcome and closes the log: a finished run's stream reads as closed. */

@@ -124,6 +124,46 @@ describe("appending a batch larger than one SQLite string", () => {
   });
 });
 
+describe("appending one entry that escapes past the bound on its own", () => {
+  it("stores it alone, byte for byte, with exact positions, and its neighbours intact", async () => {
+    const result = await runInDurableObject(runObject(uniqueRunId("append")), (_instance, state) => {
+      const log = new LogCore(state.storage.sql, RUNNER_PRODUCER_RULES);
+      log.clear();
+      log.init();
+      // Quotes and backslashes double when escaped: this ~1.4 MB JSON text is ~2.9 M chars escaped
+      // again, past SQLite's string bound; ~300 kB of them lands just under our bound.
+      const huge = JSON.stringify(`${'"\\'.repeat(360_000)}é`);
+      const under = `${'"\\'.repeat(99_000)}é`;
+      const texts = ["{}", huge, '{"a":1}', under, huge, "[]"];
+      const producer = { producerId: "runner", epoch: 1, seq: 7 };
+      const tail = log.appendTexts(texts.map((text, i) => ({ text, time: i, producer: i === 1 ? producer : null })));
+      const stored = state.storage.sql.exec<Stored>("SELECT * FROM log_entries ORDER BY seq").toArray();
+      let pos = 0;
+      const expected = texts.map((text, i) => {
+        pos += encoder.encode(text).byteLength;
+        return { seq: i + 1, end_pos: pos, time: i, producer_id: i === 1 ? "runner" : null };
+      });
+      return {
+        tail,
+        pos,
+        rows: stored.map((row) => ({
+          seq: row.seq,
+          end_pos: row.end_pos,
+          time: row.time,
+          producer_id: row.producer_id,
+        })),
+        same: stored.map((row) => new TextDecoder().decode(row.body)).every((text, i) => text === texts[i]),
+        count: stored.length,
+        expected,
+      };
+    });
+    expect(result.count).toBe(6);
+    expect(result.same).toBe(true);
+    expect(result.rows).toEqual(result.expected);
+    expect(result.tail).toEqual({ seq: 6, pos: result.pos });
+  });
+});
+
 describe("pages joined by SQLite", () => {
   it("match the page worked out entry by entry, for any bytes, start and limits", async () => {
     const failures = await runInDurableObject(runObject(uniqueRunId("pages")), (_instance, state) => {
