@@ -10,7 +10,7 @@ export interface Env {
   TOKEN_SECRET: string;
   /** One StreamObject per Durable Streams stream, named by tenant and path (reach it via streamStub). */
   STREAMS: DurableObjectNamespace;
-  /** "true" lets requests without credentials use streams as the sandbox tenant "anonymous". Off by default. */
+  /** "true" lets requests without credentials use streams as a sandbox tenant of their own (ANONYMOUS_STREAM_TENANT). Off by default. */
   ALLOW_ANONYMOUS_STREAMS?: string;
   /** The static assets (console/dist): the console, and the API reference page's script and stylesheet. */
   ASSETS?: Fetcher;

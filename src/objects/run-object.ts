@@ -32,12 +32,14 @@ import {
 } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
+import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { closeSocket } from "../run/run-sockets.ts";
 import { handleSocketMessage } from "../run/socket-messages.ts";
 import { readSocketRequest } from "../run/socket-request.ts";
+import { Timers } from "../run/timers.ts";
 import { attachViewer } from "../run/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
@@ -57,6 +59,9 @@ export class RunObject extends DurableObject<Env> {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
     this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant));
+    // The alarm is set after each commit, not in it: an operation that committed and then died
+    // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
+    void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));
   }
 
   // ---- RPC for the HTTP routes -----------------------------------------------------------

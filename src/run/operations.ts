@@ -43,6 +43,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
+        if (machine.effects.statusChanged) machine.store.bumpStatusVersion();
         return result.value;
       });
     } catch (error) {

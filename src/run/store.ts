@@ -25,6 +25,8 @@ export interface RunRow {
   runId: string;
   fingerprint: string;
   status: RunStatus;
+  /** Rises with every status change and the purge: orders the run's tenant-index syncs. */
+  statusVersion: number;
   /** The claim epoch (src/run/claim-epoch.ts): 0 until the first claim. */
   epoch: number;
   createdAt: number;
@@ -57,6 +59,7 @@ export interface RunRow {
 export type NewRun = Omit<
   RunRow,
   | "epoch"
+  | "statusVersion"
   | "lastSeq"
   | "highestSourceSeq"
   | "generation"
@@ -76,6 +79,7 @@ interface RawRun extends Record<string, SqlStorageValue> {
   run_id: string;
   fingerprint: string;
   status: string;
+  status_version: number;
   created_at: number;
   claimed_at: number | null;
   finished_at: number | null;
@@ -148,6 +152,7 @@ export class RunStore {
       runId: raw.run_id,
       fingerprint: raw.fingerprint,
       status: raw.status as RunStatus,
+      statusVersion: raw.status_version,
       epoch: this.claimEpoch.current(),
       createdAt: raw.created_at,
       claimedAt: raw.claimed_at,
@@ -191,6 +196,10 @@ export class RunStore {
 
   setStatus(status: RunStatus): void {
     this.sql.exec("UPDATE run SET status = ? WHERE singleton = 1", status);
+  }
+
+  bumpStatusVersion(): void {
+    this.sql.exec("UPDATE run SET status_version = status_version + 1 WHERE singleton = 1");
   }
 
   /**
