@@ -50,7 +50,7 @@ export class TenantIndex extends DurableObject<Env> {
   /** The run was purged at status `version`: its row stays as a tombstone that older upserts cannot revive. */
   remove(runId: string, version: number): void {
     this.ctx.storage.sql.exec(
-      `INSERT INTO runs (run_id, status, created_at, updated_at, version, removed) VALUES (?, 'completed', 0, ?, ?, 1)
+      `INSERT INTO runs (run_id, status, created_at, updated_at, version, removed) VALUES (?, 'succeeded', 0, ?, ?, 1)
        ON CONFLICT (run_id) DO UPDATE SET removed = 1, version = excluded.version, updated_at = excluded.updated_at
        WHERE excluded.version >= runs.version`,
       runId,

@@ -15,9 +15,9 @@ describe("the tenant index takes versioned upserts", () => {
     const index = tenantIndexStub(env, tenant);
     const createdAt = Date.now();
     await index.upsert("r1", "queued", createdAt, 1);
-    await index.upsert("r1", "completed", createdAt, 3);
+    await index.upsert("r1", "succeeded", createdAt, 3);
     await index.upsert("r1", "running", createdAt, 2);
-    expect(await listed(tenant)).toMatchObject([{ runId: "r1", status: "completed" }]);
+    expect(await listed(tenant)).toMatchObject([{ runId: "r1", status: "succeeded" }]);
   });
 
   it("an upsert older than the removal does not bring a purged run back", async () => {
@@ -26,7 +26,7 @@ describe("the tenant index takes versioned upserts", () => {
     const createdAt = Date.now();
     await index.upsert("r1", "running", createdAt, 2);
     await index.remove("r1", 4);
-    await index.upsert("r1", "completed", createdAt, 3);
+    await index.upsert("r1", "succeeded", createdAt, 3);
     expect(await listed(tenant)).toEqual([]);
   });
 
