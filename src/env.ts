@@ -16,6 +16,8 @@ export interface Env {
   ASSETS?: Fetcher;
   /** Largest checkpoint a run takes, in bytes (default 52428800, 50 MiB). */
   CHECKPOINT_MAX_BYTES?: string;
+  /** Longest an interacting viewer token may live, in milliseconds (default 604800000, 7 days). */
+  INTERACT_TOKEN_MAX_TTL_MS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
 }

@@ -11,6 +11,7 @@ import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
 import { streams } from "./routes/streams.ts";
+import { tokens } from "./routes/tokens.ts";
 
 export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
@@ -29,6 +30,7 @@ app.route("/v1/runs", commands);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
 app.route("/", referenceRoutes(app));
 app.notFound(() => errorResponse("not_found", "no such route"));

@@ -339,6 +339,12 @@ export class RunStore {
     this.sql.exec("DELETE FROM checkpoint_uploads");
     this.sql.exec("DELETE FROM checkpoint");
     this.sql.exec("DELETE FROM recovery_decisions");
-    this.sql.exec("UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1", now);
+    // A purged run's tokens end with it, those minted before token ids included.
+    this.sql.exec("DELETE FROM run_tokens");
+    this.sql.exec(
+      "UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}', legacy_tokens_revoked_at = COALESCE(legacy_tokens_revoked_at, ?) WHERE singleton = 1",
+      now,
+      now,
+    );
   }
 }
