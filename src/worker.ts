@@ -10,6 +10,7 @@ import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
+import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
 
@@ -22,6 +23,7 @@ export { TenantIndex } from "./objects/tenant-index.ts";
 // refusals}, handler)` call in the router it belongs to (src/routes/api-route.ts; runs.ts shows
 // it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
+app.use("*", securityHeaders());
 app.route("/v1/stream", streams);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
