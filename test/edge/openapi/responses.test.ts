@@ -247,7 +247,9 @@ describe("sockets and streams, as documented", () => {
 
   it("the reference: the document, the frames' schemas and the /docs page with its files", async () => {
     expect((await api.send("get", "/openapi.json", {}, { key: null })).body.openapi).toBe("3.1.0");
-    expect((await api.send("get", "/docs", {}, { key: null })).body).toContain("SwaggerUIBundle");
+    expect((await api.send("get", "/docs", {}, { key: null })).body).toContain('<script src="/docs/reference.js">');
+    const script = await api.send("get", "/docs/{path}", { path: "reference.js" }, { key: null });
+    expect(script.body).toContain("SwaggerUIBundle");
     expect((await api.send("get", "/docs/{path}", { path: "swagger-ui.css" }, { key: null })).status).toBe(200);
     expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
