@@ -1,6 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
-import { parseNetwork, parseSandboxMode, type SandboxOptions } from "./sandbox/policy.ts";
+import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
 /** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
 export interface CommonArgs {
@@ -52,7 +52,8 @@ export const USAGE = `usage:
      provider's resume; only while the run is recovering in mode resume)
 SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
          --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
-         directory per run, none the current directory)
+         directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
+         workspace and HOME in it; a pool hides its root of runs)
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet
@@ -81,6 +82,7 @@ const RUN: ParseArgsOptionsConfig = {
   sandbox: { type: "string" },
   network: { type: "string" },
   workspace: { type: "string" },
+  hide: { type: "string", multiple: true },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
 
@@ -114,7 +116,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const envNames = (flags.env as string[] | undefined) ?? [];
   const badName = envNames.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName !== undefined) throw new UsageProblem(`--env ${badName} is not a variable name`);
-  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, sandbox: sandboxOptions(flags), argv: agent };
+  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, sandbox: sandboxFlags(flags), argv: agent };
   if (typeof flags.prompt === "string") launch.prompt = flags.prompt;
   if (typeof flags.checkpoint === "string") launch.checkpoint = flags.checkpoint;
   const adapter = flags.adapter as string | undefined;
@@ -122,17 +124,15 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   return { ...launch, command, adapter: adapter ?? "ndjson" };
 }
 
-/** `--sandbox none` means the host's network; a narrower `--network` needs a sandbox to enforce it. */
-function sandboxOptions(flags: Flags): SandboxOptions {
-  const mode = parseSandboxMode(typeof flags.sandbox === "string" ? flags.sandbox : "none");
-  if (mode !== "none" && mode !== "os") throw new UsageProblem(mode);
-  const raw = typeof flags.network === "string" ? flags.network : mode === "os" ? "none" : "host";
-  const network = parseNetwork(raw);
-  if (typeof network === "string") throw new UsageProblem(network);
-  if (mode === "none" && network.kind !== "host")
-    throw new UsageProblem(`--network ${raw} needs --sandbox os (without a sandbox the agent has the host's network)`);
-  const options: SandboxOptions = { mode, network };
-  if (typeof flags.workspace === "string") options.workspace = flags.workspace;
+function sandboxFlags(flags: Flags): SandboxOptions {
+  const fields: SandboxFields = {};
+  for (const name of ["sandbox", "network", "workspace"] as const) {
+    const value = flags[name];
+    if (typeof value === "string") fields[name] = value;
+  }
+  if (Array.isArray(flags.hide)) fields.hide = flags.hide as string[];
+  const options = sandboxOptions(fields, "none");
+  if (typeof options === "string") throw new UsageProblem(options);
   return options;
 }
 

@@ -24,8 +24,9 @@ export interface WrappedLaunch {
 
 /**
  * The bwrap command line that runs `command args` inside the run's sandbox. Mount order is the
- * boundary: everything read-only, private /tmp /dev /proc /run, then the read-write places, then
- * the masks last, so a hidden path stays hidden even inside a read-write one.
+ * boundary: everything read-only, private /tmp /dev /proc /run, hidden roots, then the read-write
+ * places (which may lie in a hidden root), then the masks, so the run directory and credential
+ * files stay hidden even inside a read-write place.
  * Secrets never go on this command line: the agent's variables travel in the environment.
  */
 export function wrapLaunch(
@@ -46,8 +47,9 @@ export function wrapLaunch(
     ...net,
     ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"],
     ...resolverMounts(sandbox),
+    ...masks(sandbox.hiddenRoots),
     ...binds(sandbox),
-    ...masks(sandbox),
+    ...masks([...sandbox.hidden, ...systemSecrets()]),
     ...(proxySocket ? ["--bind", proxySocket, PROXY_SOCKET_INSIDE] : []),
     ...["--chdir", sandbox.workspace],
     "--",
@@ -65,9 +67,9 @@ function binds(sandbox: SandboxSpec): string[] {
 }
 
 /** Directories become an empty read-only tmpfs, files an empty read-only file. */
-function masks(sandbox: SandboxSpec): string[] {
+function masks(paths: string[]): string[] {
   const out: string[] = [];
-  for (const target of new Set([...sandbox.hidden, ...systemSecrets()])) {
+  for (const target of new Set(paths)) {
     const stat = fs.statSync(target, { throwIfNoEntry: false });
     if (stat?.isDirectory()) out.push("--tmpfs", target, "--remount-ro", target);
     else if (stat) out.push("--ro-bind", "/dev/null", target);

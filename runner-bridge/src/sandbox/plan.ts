@@ -66,7 +66,8 @@ export function planSandbox(options: SandboxOptions, ctx: SandboxLaunchContext):
     workspace: ctx.cwd,
     home: path.resolve(home),
     writable: sessionWritable(ctx),
-    hidden: hiddenPaths(options, ctx, home),
+    hiddenRoots: (options.hide ?? []).map((p) => path.resolve(p)),
+    hidden: hiddenPaths(ctx, home),
   };
   if (tools.socat) sandbox.socat = tools.socat;
   return sandbox;
@@ -86,9 +87,9 @@ function sessionWritable(ctx: SandboxLaunchContext): string[] {
   return out;
 }
 
-function hiddenPaths(options: SandboxOptions, ctx: SandboxLaunchContext, agentHome: string): string[] {
+function hiddenPaths(ctx: SandboxLaunchContext, agentHome: string): string[] {
   const runDir = path.resolve(ctx.runDir);
-  const hidden = [runDir, ...(options.hide ?? []).map((p) => path.resolve(p))];
+  const hidden = [runDir];
   // The default layout keeps every run under one .runner-bridge directory: all of it is hidden.
   if (path.basename(path.dirname(runDir)) === ".runner-bridge") hidden.push(path.dirname(runDir));
   const homes = new Set([os.userInfo().homedir, process.env.HOME, agentHome].filter((h): h is string => !!h));

@@ -13,7 +13,7 @@ export interface SandboxOptions {
   network: NetworkPolicy;
   /** The agent's working directory, read-write inside; absent: a fresh directory per run (os) or the bridge's cwd (none). */
   workspace?: string;
-  /** More paths the agent must not see at all (a pool hides its root of run directories). */
+  /** Directories the agent must not see, but for its own workspace and HOME in them (a pool's root of runs). */
   hide?: string[];
 }
 
@@ -24,6 +24,36 @@ export function parseSandboxMode(text: string): SandboxMode | string {
   return (SANDBOX_MODES as readonly string[]).includes(text)
     ? (text as SandboxMode)
     : `--sandbox ${text}: expected none or os`;
+}
+
+/** The sandbox fields of a command line or an agent profile, as given. */
+export interface SandboxFields {
+  sandbox?: string;
+  network?: string;
+  workspace?: string;
+  hide?: string[];
+}
+
+/**
+ * The options those fields mean (or an error message): `defaultMode` when `sandbox` is absent
+ * (`none` for run and resume, `os` for pools); network `none` inside a sandbox unless given.
+ * Without a sandbox the agent has the host's network, so a narrower `network` is refused.
+ */
+export function sandboxOptions(fields: SandboxFields, defaultMode: SandboxMode): SandboxOptions | string {
+  const mode = parseSandboxMode(fields.sandbox ?? defaultMode);
+  if (mode !== "none" && mode !== "os") return mode;
+  const raw = fields.network ?? (mode === "os" ? "none" : "host");
+  const network = parseNetwork(raw);
+  if (typeof network === "string") return network;
+  if (mode === "none" && network.kind !== "host")
+    return `--network ${raw} needs --sandbox os (without a sandbox the agent has the host's network)`;
+  const options: SandboxOptions = { mode, network };
+  if (fields.workspace !== undefined) options.workspace = fields.workspace;
+  if (fields.hide?.length) {
+    if (mode === "none") return "--hide needs --sandbox os";
+    options.hide = fields.hide;
+  }
+  return options;
 }
 
 /** A host name as an allow-list entry: letters, digits, dots and hyphens; `*.` allows every subdomain. */
@@ -59,4 +89,13 @@ export function domainAllowed(domains: readonly string[], host: string): boolean
     .replace(/^\[|\]$/g, "")
     .replace(/\.$/, "");
   return domains.some((d) => (d.startsWith("*.") ? name.endsWith(d.slice(1)) : name === d));
+}
+
+/** The `run`/`resume` flags that give a child bridge these options (how a pool passes a profile's sandbox). */
+export function sandboxArgv(options: SandboxOptions): string[] {
+  const argv = ["--sandbox", options.mode];
+  if (options.mode === "os") argv.push("--network", formatNetwork(options.network));
+  if (options.workspace !== undefined) argv.push("--workspace", options.workspace);
+  for (const dir of options.hide ?? []) argv.push("--hide", dir);
+  return argv;
 }

@@ -16,7 +16,9 @@ export interface SandboxSpec {
   home: string;
   /** More read-write places: CODEX_HOME, CLAUDE_CONFIG_DIR, an ndjson agent's --checkpoint place. */
   writable: string[];
-  /** Not visible inside at all: the run directory, host credential files, a pool's run root. */
+  /** Not visible inside, except for the read-write places within them (a pool's root of runs). */
+  hiddenRoots: string[];
+  /** Not visible inside at all, even within a read-write place: the run directory, host credential files. */
   hidden: string[];
 }
 
