@@ -153,7 +153,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv });
+  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
   log.info(`launched ${command} for run ${args.runId}${sandboxNote(spec)}; journal ${paths.journal}`);
@@ -168,7 +168,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   if (args.sandbox.mode === "os") requireSandboxTools(args.sandbox.network);
   failOnVerdict(await lookAtRun(args), args.runId);
   const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env });
+  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
   log.info(

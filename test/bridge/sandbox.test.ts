@@ -184,6 +184,7 @@ describe("--sandbox os", () => {
       expected.push(
         blocked(++seq, "connect to the listed host directly"),
         blocked(++seq, "the edge through the proxy"),
+        blocked(++seq, "the edge by a listed name through the proxy"),
         allowedEvent(++seq, "the listed host through the proxy"),
         custom(++seq, "straggler.started", {}),
       );

@@ -28,7 +28,7 @@ export async function startAgentProcess(spec: RunSpec, paths: RunPaths, stdio: S
   let socket: string | null = null;
   if (sandbox.network.kind === "allow") {
     socket = proxySocketPath(paths);
-    await startAllowProxy(socket, sandbox.network.domains);
+    await startAllowProxy(socket, sandbox.network.domains, sandbox.edge);
   }
   const launch = wrapLaunch(sandbox, spec.command, spec.args, process.env, socket);
   // bwrap in a group of its own: the agent's group is the sandbox's session, made by --new-session.

@@ -35,6 +35,8 @@ export interface SandboxLaunchContext {
   agentEnv: Record<string, string>;
   /** The agent's working directory (agentWorkspace). */
   cwd: string;
+  /** The edge's base URL, which the agent must not reach unless its host is listed. */
+  edge: string;
   /** ndjson: the agent's `--checkpoint` file or directory, absolute. */
   checkpoint?: string;
 }
@@ -70,6 +72,9 @@ export function planSandbox(options: SandboxOptions, ctx: SandboxLaunchContext):
     hidden: hiddenPaths(ctx, home),
   };
   if (tools.socat) sandbox.socat = tools.socat;
+  const edge = new URL(ctx.edge);
+  const port = Number(edge.port || (edge.protocol === "https:" || edge.protocol === "wss:" ? 443 : 80));
+  if (options.network.kind === "allow") sandbox.edge = { host: edge.hostname.replace(/^\[|\]$/g, ""), port };
   return sandbox;
 }
 

@@ -16,6 +16,8 @@ export interface SandboxSpec {
   home: string;
   /** More read-write places: CODEX_HOME, CLAUDE_CONFIG_DIR, an ndjson agent's --checkpoint place. */
   writable: string[];
+  /** allow: the edge's own address, refused through the proxy unless its host is itself listed. */
+  edge?: { host: string; port: number };
   /** Not visible inside, except for the read-write places within them (a pool's root of runs). */
   hiddenRoots: string[];
   /** Not visible inside at all, even within a read-write place: the run directory, host credential files. */
