@@ -50,7 +50,7 @@ export default defineConfig({
       // commands, codex and claude-code resume): the sandbox must change no transcript.
       nodeProject({
         name: "bridge-sandboxed",
-        include: ["test/bridge/{run,takeover,commands,resume}.test.ts"],
+        include: ["test/bridge/{run,takeover,commands,resume,real-agents}.test.ts"],
         env: { BRIDGE_SANDBOX: "os" },
         testTimeout: 120_000,
       }),
