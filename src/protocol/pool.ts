@@ -54,7 +54,10 @@ export const PoolHostFrame = z
         profiles: z.array(ProfileName).min(1).max(64),
         labels: z.array(z.string().min(1).max(64)).max(16).default([]),
         /** Assignments whose bridge is still alive on this host (after a reconnect): not reassigned. */
-        running: z.array(z.object({ assignmentId: AssignmentId, runId: RunId }).strict()).max(256).default([]),
+        running: z
+          .array(z.object({ assignmentId: AssignmentId, runId: RunId }).strict())
+          .max(256)
+          .default([]),
       })
       .strict(),
     /** A bridge was started for the assignment; its slot is taken. */
