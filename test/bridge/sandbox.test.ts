@@ -109,6 +109,9 @@ const LOCAL_ATTEMPTS = [
   "write /etc",
   "write the bridge's directory",
   "write another run's workspace",
+  "remount / read-write",
+  "unmount the mask over the run directory",
+  "mount a tmpfs",
 ];
 
 /** The events of attempts 1–4 and the two things the agent may do, from sourceSeq 1. */

@@ -40,6 +40,8 @@ export function wrapLaunch(
   const bwrap = [
     "--die-with-parent", // the supervisor gone: nothing of the sandbox is left
     "--new-session", // the sandbox's own session and process group, apart from bwrap itself
+    "--cap-drop", // run as root, bwrap would keep every capability (remount / read-write, say)
+    "ALL",
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
