@@ -112,6 +112,7 @@ const LOCAL_ATTEMPTS = [
   "remount / read-write",
   "unmount the mask over the run directory",
   "mount a tmpfs",
+  "open kernel.core_pattern for writing",
 ];
 
 /** The events of attempts 1–4 and the two things the agent may do, from sourceSeq 1. */

@@ -47,7 +47,8 @@ export function wrapLaunch(
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...net,
-    ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"],
+    ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procCovers()],
+    ...["--tmpfs", "/tmp", "--tmpfs", "/run"],
     ...resolverMounts(sandbox),
     ...masks(sandbox.hiddenRoots),
     ...binds(sandbox),
@@ -58,6 +59,19 @@ export function wrapLaunch(
   ];
   const inner = proxySocket && sandbox.socat ? withProxyForwarder(sandbox.socat, command, args) : [command, ...args];
   return { command: sandbox.bwrap, args: [...bwrap, ...inner], env: sandboxEnv(sandbox, env, proxySocket !== null) };
+}
+
+/**
+ * The sandbox's procfs still writes the host's sysctls, and uid 0 needs no capability for most of
+ * them (kernel.core_pattern runs a program as the host's root): read-only, like sysrq and irq.
+ */
+function procCovers(): string[] {
+  const out: string[] = [];
+  for (const name of ["sys", "sysrq-trigger", "irq", "bus"]) {
+    const target = `/proc/${name}`;
+    if (fs.existsSync(target)) out.push("--ro-bind", target, target);
+  }
+  return out;
 }
 
 function binds(sandbox: SandboxSpec): string[] {
