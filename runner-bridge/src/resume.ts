@@ -20,6 +20,7 @@ export async function prepareResume(
   args: ResumeArgs,
   agentEnv: Record<string, string>,
   log: Logger,
+  cwd = process.cwd(),
 ): Promise<{ spec: RunSpec; env: Record<string, string> }> {
   const target: EdgeTarget = { edge: args.edge, runId: args.runId, token: args.token };
   const state = await edgeCall("reading the run's recovery state", () => getRecovery(target));
@@ -40,7 +41,6 @@ export async function prepareResume(
     );
   }
   const archive = decodeArchive(download.bytes);
-  const cwd = process.cwd();
   const places = sessionPlaces(adapter, agentEnv, cwd, args.checkpoint);
   const restored = restoreSession(places, archive);
   log.info(

@@ -11,9 +11,9 @@
  *   signal, plus the run's nonce).
  * Its environment is exactly the agent's environment (the bridge built it).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { readSpec, runPaths, writeFileAtomic } from "./rundir.ts";
+import { startAgentProcess } from "./sandbox/agent-process.ts";
 import { type ExitInfo, formatSentinel } from "./sentinel.ts";
 
 const dir = process.argv[2];
@@ -57,18 +57,17 @@ function finish(exit: ExitInfo): void {
   }
 }
 
-const child = spawn(spec.command, spec.args, {
-  cwd: spec.cwd,
-  env: process.env,
-  detached: true, // own process group: cancel signals the whole tree, never the supervisor
-  stdio: ["pipe", journalFd, stderrFd],
-});
+// Own process group (in --sandbox os: the sandbox's session): cancel signals the whole tree, never the supervisor.
+const agent = await startAgentProcess(spec, paths, ["pipe", journalFd, stderrFd]);
+const child = agent.child;
 child.on("error", (err) => {
   fs.writeSync(stderrFd, `runner-bridge supervisor: could not start ${spec.command}: ${err.message}\n`);
   finish({ code: 127, signal: null, spawnError: err.message });
 });
-if (child.pid !== undefined) writeFileAtomic(paths.agentPid, `${child.pid}\n`);
-child.on("exit", (code, signal) => finish({ code, signal }));
+void agent.group.then((pgid) => {
+  if (pgid !== null && !finished) writeFileAtomic(paths.agentPid, `${pgid}\n`);
+});
+child.on("exit", (code, signal) => finish(agent.exit(code, signal)));
 child.stdin?.on("error", () => {
   // the agent closed its stdin or exited; nothing to deliver any more
 });
