@@ -12,8 +12,10 @@ import type { Timer, Timers } from "./timers.ts";
  */
 export async function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
   const next = timers.earliest();
-  if (next === null) await storage.deleteAlarm();
-  else if ((await storage.getAlarm()) !== next) await storage.setAlarm(next);
+  const current = await storage.getAlarm();
+  if (next === null) {
+    if (current !== null) await storage.deleteAlarm();
+  } else if (current !== next) await storage.setAlarm(next);
 }
 
 /**
