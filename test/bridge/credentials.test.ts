@@ -27,7 +27,13 @@ describe("the runner token", () => {
     const paused = marker("paused");
     const go = marker("go");
     const bridge = t.bridge(
-      runWithout(proxy.url, created.run.id, t.runDir(), [], t.agent([{ touch: paused }, { waitFile: go }, { out: "done" }])),
+      runWithout(
+        proxy.url,
+        created.run.id,
+        t.runDir(),
+        [],
+        t.agent([{ touch: paused }, { waitFile: go }, { out: "done" }]),
+      ),
       { env: { RUNNER_BRIDGE_TOKEN: token } },
     );
     await waitFor("the agent to start", () => fs.existsSync(paused));

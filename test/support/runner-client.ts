@@ -47,10 +47,12 @@ export class TestRunner {
   ): Promise<TestRunner> {
     const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner`;
     // Node's client takes headers (the DOM type does not say so); a runner token never goes in a URL.
-    const socket = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(
-      url,
-      { headers: { authorization: `Bearer ${token}` } },
-    );
+    const socket = new (
+      WebSocket as unknown as new (
+        url: string,
+        init: { headers: Record<string, string> },
+      ) => WebSocket
+    )(url, { headers: { authorization: `Bearer ${token}` } });
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener("open", () => resolve(), { once: true });
       socket.addEventListener("error", () => reject(new Error(`runner socket to ${runId} did not open`)), {
