@@ -145,7 +145,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(args.checkpoint);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv, [args.token]);
   log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }
@@ -157,7 +157,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const paths = freshRunDir(args);
   failOnVerdict(await lookAtRun(args), args.runId);
   const { spec, env } = await prepareResume(args, agentEnv, log);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env, [args.token]);
   log.info(`resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log, true).run();
 }
