@@ -5,20 +5,41 @@
  * the CLI prints from a run passes through here: as text, each such character shows as its
  * escape (`\x1b`, `\x9b`, `\r`, `\u202e`); as JSON, as a `\u` escape, so the value is unchanged.
  */
-const ACTIVE_IN_TEXT =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-/** What JSON.stringify leaves raw of those (it escapes C0 itself). */
-const ACTIVE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+/** C0 but tab and newline, DEL, C1, the bidi controls, and the line and paragraph separators. */
+function active(code: number): boolean {
+  if (code < 0x20) return code !== 0x09 && code !== 0x0a;
+  if (code < 0x7f) return false;
+  if (code <= 0x9f) return true;
+  return (
+    code === 0x061c ||
+    code === 0x200e ||
+    code === 0x200f ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
+}
 
-const hex = (c: string, width: number) => c.charCodeAt(0).toString(16).padStart(width, "0");
+const hex = (code: number, width: number) => code.toString(16).padStart(width, "0");
+
+function escapeActive(text: string, spell: (code: number) => string): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!active(code)) continue;
+    out += text.slice(from, i) + spell(code);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
 
 /** Text safe to write to a terminal: newlines and tabs kept, CRLF read as a newline. */
 export function terminalText(text: string): string {
-  return text
-    .replace(/\r\n/g, "\n")
-    .replace(ACTIVE_IN_TEXT, (c) =>
-      c === "\r" ? "\\r" : c.charCodeAt(0) <= 0xff ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`,
-    );
+  return escapeActive(text.replaceAll("\r\n", "\n"), (code) =>
+    code === 0x0d ? "\\r" : code <= 0xff ? `\\x${hex(code, 2)}` : `\\u${hex(code, 4)}`,
+  );
 }
 
 /** A value with every string (keys included) made terminal-safe. */
@@ -35,5 +56,6 @@ export function terminalValue<T>(value: T): T {
 
 /** One line of JSON with nothing a terminal acts on, parsing to the same value. */
 export function terminalJson(value: unknown): string {
-  return (JSON.stringify(value) ?? "null").replace(ACTIVE_IN_JSON, (c) => `\\u${hex(c, 4)}`);
+  // JSON.stringify escapes C0 itself; what is left (DEL, C1, bidi) can only sit inside strings.
+  return escapeActive(JSON.stringify(value) ?? "null", (code) => `\\u${hex(code, 4)}`);
 }
