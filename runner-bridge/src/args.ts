@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
+import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
 /** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
 export interface CommonArgs {
@@ -24,6 +25,8 @@ export interface RunArgs extends CommonArgs {
   prompt?: string;
   /** ndjson: the agent's own checkpoint file or directory. */
   checkpoint?: string;
+  /** `--sandbox`, `--network`, `--workspace`: where and how fenced in the agent runs. */
+  sandbox: SandboxOptions;
   argv: string[];
 }
 
@@ -42,12 +45,16 @@ export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" };
 
 export const USAGE = `usage:
   runner-bridge run    --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
-                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
   runner-bridge attach --edge URL --run ID [--token-file PATH] [--dir DIR] [--wait-ms MS]
   runner-bridge resume --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
-                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
     (on a fresh sandbox: restores the run's checkpoint and starts the next generation with the
      provider's resume; only while the run is recovering in mode resume)
+SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
+         --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
+         directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
+         workspace and HOME in it; a pool hides its root of runs)
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet
@@ -75,6 +82,10 @@ const RUN: ParseArgsOptionsConfig = {
   env: { type: "string", multiple: true },
   prompt: { type: "string" },
   checkpoint: { type: "string" },
+  sandbox: { type: "string" },
+  network: { type: "string" },
+  workspace: { type: "string" },
+  hide: { type: "string", multiple: true },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
 
@@ -108,12 +119,24 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const envNames = (flags.env as string[] | undefined) ?? [];
   const badName = envNames.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName !== undefined) throw new UsageProblem(`--env ${badName} is not a variable name`);
-  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, argv: agent };
+  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, sandbox: sandboxFlags(flags), argv: agent };
   if (typeof flags.prompt === "string") launch.prompt = flags.prompt;
   if (typeof flags.checkpoint === "string") launch.checkpoint = flags.checkpoint;
   const adapter = flags.adapter as string | undefined;
   if (command === "resume") return adapter === undefined ? { ...launch, command } : { ...launch, command, adapter };
   return { ...launch, command, adapter: adapter ?? "ndjson" };
+}
+
+function sandboxFlags(flags: Flags): SandboxOptions {
+  const fields: SandboxFields = {};
+  for (const name of ["sandbox", "network", "workspace"] as const) {
+    const value = flags[name];
+    if (typeof value === "string") fields[name] = value;
+  }
+  if (Array.isArray(flags.hide)) fields.hide = flags.hide as string[];
+  const options = sandboxOptions(fields, "none");
+  if (typeof options === "string") throw new UsageProblem(options);
+  return options;
 }
 
 /** The flags before `--` (node:util's parser, strict) and the agent's command after it. */

@@ -22,6 +22,7 @@ export async function prepareResume(
   args: ResumeArgs,
   agentEnv: Record<string, string>,
   log: Logger,
+  cwd = process.cwd(),
 ): Promise<{ spec: RunSpec; env: Record<string, string> }> {
   const target: EdgeTarget = { edge: args.edge, runId: args.runId, token: args.token };
   const state = await edgeCall("reading the run's recovery state", () => getRecovery(target));
@@ -51,7 +52,6 @@ export async function prepareResume(
       `the checkpoint is of session ${JSON.stringify(archive.session.slice(0, 80))}, not the run's ${native.id}; nothing was restored`,
     );
   }
-  const cwd = process.cwd();
   const places = sessionPlaces(adapter, agentEnv, cwd, args.checkpoint);
   let restored: string[];
   try {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { SandboxSpec } from "./sandbox/spec.ts";
 
 /** The files a run keeps in its directory. Everything here is deleted once the edge acks the end. */
 export interface RunPaths {
@@ -67,6 +68,8 @@ export interface RunSpec {
   resume?: { provider: string; id: string };
   /** ndjson: the agent's own checkpoint file or directory (`--checkpoint`), absolute. */
   checkpoint?: string;
+  /** `--sandbox os`: the agent's boundary, which the supervisor builds around it. */
+  sandbox?: SandboxSpec;
 }
 
 export function newNonce(): string {
@@ -117,6 +120,7 @@ export function removeRunFiles(paths: RunPaths): void {
     paths.agentPid,
     paths.supervisorPid,
     paths.supervisorLog,
+    path.join(paths.dir, "proxy.sock"),
     `${paths.inbox}.lock`,
     `${paths.control}.lock`,
     paths.spec,

@@ -15,11 +15,11 @@
  * runner token) arrive as a JSON array on fd 3, read once and closed before the agent starts, so
  * they are in no argv, environment or file.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { JournalWriter } from "./journal-writer.ts";
 import { secretForms } from "./redact.ts";
 import { readSpec, runPaths, writeFileAtomic } from "./rundir.ts";
+import { startAgentProcess } from "./sandbox/agent-process.ts";
 import { type ExitInfo, formatSentinel } from "./sentinel.ts";
 
 const dir = process.argv[2];
@@ -69,12 +69,9 @@ function finish(exit: ExitInfo): void {
   }
 }
 
-const child = spawn(spec.command, spec.args, {
-  cwd: spec.cwd,
-  env: process.env,
-  detached: true, // own process group: cancel signals the whole tree, never the supervisor
-  stdio: ["pipe", "pipe", stderrFd],
-});
+// Own process group (in --sandbox os: the sandbox's session): cancel signals the whole tree, never the supervisor.
+const agent = await startAgentProcess(spec, paths, ["pipe", "pipe", stderrFd]);
+const child = agent.child;
 let stdoutEnded = false;
 child.stdout?.on("data", (chunk: Buffer) => {
   if (!finished) journal.write(chunk);
@@ -86,10 +83,12 @@ child.on("error", (err) => {
   fs.writeSync(stderrFd, `runner-bridge supervisor: could not start ${spec.command}: ${err.message}\n`);
   finish({ code: 127, signal: null, spawnError: err.message });
 });
-if (child.pid !== undefined) writeFileAtomic(paths.agentPid, `${child.pid}\n`);
+void agent.group.then((pgid) => {
+  if (pgid !== null && !finished) writeFileAtomic(paths.agentPid, `${pgid}\n`);
+});
 child.on("exit", (code, signal) => {
   // Everything the agent wrote before it exited is in the pipe: read it all, then the sentinel.
-  const exit = { code, signal };
+  const exit = agent.exit(code, signal);
   if (stdoutEnded) return finish(exit);
   child.stdout?.once("end", () => finish(exit));
   setTimeout(() => finish(exit), DRAIN_MS);

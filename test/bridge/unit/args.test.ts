@@ -18,6 +18,9 @@ const DEFAULTS = {
   quiet: false,
 };
 
+/** No sandbox: the agent as a plain child with the host's network (the default of run and resume). */
+const NO_SANDBOX = { mode: "none", network: { kind: "host" } };
+
 /** The message of a refused command line (and a failure when it was not refused). */
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
   const parsed = parseArgs(argv, env);
@@ -35,6 +38,7 @@ describe("runner-bridge resume", () => {
         ...DEFAULTS,
         dir: "/tmp/d",
         envNames: [],
+        sandbox: NO_SANDBOX,
         argv: ["codex", "app-server"],
       },
     });
@@ -92,6 +96,7 @@ describe("runner-bridge run", () => {
         checkpointIntervalMs: 700,
         checkpoint: "state.json",
         quiet: true,
+        sandbox: NO_SANDBOX,
         argv: ["codex", "app-server", "--flag-for-the-agent"],
       },
     });
@@ -110,9 +115,50 @@ describe("runner-bridge run", () => {
         adapter: "ndjson",
         envNames: [],
         ...DEFAULTS,
+        sandbox: NO_SANDBOX,
         argv: ["agent"],
       },
     });
+  });
+
+  it("--sandbox os: network none unless given, allow: lists domains, a workspace and hidden roots", () => {
+    const sandbox = (...flags: string[]) => {
+      const parsed = parseArgs(["run", ...REQUIRED, ...flags, "--", "agent"]);
+      if (!parsed.ok) throw new Error(parsed.message);
+      return parsed.value.command === "run" ? parsed.value.sandbox : null;
+    };
+    expect(sandbox("--sandbox", "os")).toEqual({ mode: "os", network: { kind: "none" } });
+    expect(sandbox("--sandbox", "os", "--network", "host")).toEqual({ mode: "os", network: { kind: "host" } });
+    expect(
+      sandbox("--sandbox=os", "--network", "allow:API.openai.com,*.example.com,api.openai.com", "--workspace", "w"),
+    ).toEqual({
+      mode: "os",
+      network: { kind: "allow", domains: ["api.openai.com", "*.example.com"] },
+      workspace: "w",
+    });
+    expect(sandbox("--sandbox", "os", "--hide", "/pool", "--hide", "/other")).toMatchObject({
+      hide: ["/pool", "/other"],
+    });
+    expect(sandbox("--workspace", "w")).toEqual({ ...NO_SANDBOX, workspace: "w" });
+    expect(sandbox("--network", "host")).toEqual(NO_SANDBOX);
+  });
+
+  it("refuses a sandbox it cannot enforce: an unknown mode or network, an empty or bad allow-list, --network none without one", () => {
+    const run = (...flags: string[]) => refusal(["run", ...REQUIRED, ...flags, "--", "agent"]);
+    expect(run("--sandbox", "docker")).toBe("--sandbox docker: expected none or os");
+    expect(run("--sandbox", "os", "--network", "some")).toBe(
+      "--network some: expected none, host or allow:<domain,...>",
+    );
+    expect(run("--sandbox", "os", "--network", "allow:")).toBe(
+      "--network allow: needs at least one domain (allow:api.openai.com,...)",
+    );
+    expect(run("--sandbox", "os", "--network", "allow:bad_host!")).toBe(
+      "--network allow: bad_host! is not a domain name",
+    );
+    expect(run("--network", "none")).toBe(
+      "--network none needs --sandbox os (without a sandbox the agent has the host's network)",
+    );
+    expect(run("--hide", "/x")).toBe("--hide needs --sandbox os");
   });
 
   it("refuses a missing agent command, a stray argument, an attach-only flag and a bad variable name", () => {
