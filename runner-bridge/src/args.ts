@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
 import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
@@ -43,10 +44,10 @@ export interface AttachArgs extends CommonArgs {
 export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" };
 
 export const USAGE = `usage:
-  runner-bridge run    --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
+  runner-bridge run    --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
                        [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
-  runner-bridge attach --edge URL --run ID --token TOKEN [--dir DIR] [--wait-ms MS]
-  runner-bridge resume --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
+  runner-bridge attach --edge URL --run ID [--token-file PATH] [--dir DIR] [--wait-ms MS]
+  runner-bridge resume --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
                        [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
     (on a fresh sandbox: restores the run's checkpoint and starts the next generation with the
      provider's resume; only while the run is recovering in mode resume)
@@ -57,7 +58,8 @@ SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet
-the token may also come from RUNNER_BRIDGE_TOKEN.
+the runner token: RUNNER_BRIDGE_TOKEN, or --token-file PATH (a file holding it, mode 0600);
+  --token TOKEN still works but puts the token in the process list.
 exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout,
              6 not resumable (resume: the run is not recovering in mode resume), 1 other`;
 
@@ -65,6 +67,7 @@ const COMMON = {
   edge: { type: "string" },
   run: { type: "string" },
   token: { type: "string" },
+  "token-file": { type: "string" },
   dir: { type: "string" },
   "grace-ms": { type: "string" },
   "give-up-ms": { type: "string" },
@@ -159,10 +162,9 @@ function splitAgentCommand(command: "run" | "attach" | "resume", rest: string[])
 function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   const edge = flags.edge as string | undefined;
   const runId = flags.run as string | undefined;
-  const token = (flags.token as string | undefined) ?? env.RUNNER_BRIDGE_TOKEN;
   if (!edge) throw new UsageProblem("--edge is required");
   if (!runId) throw new UsageProblem("--run is required");
-  if (!token) throw new UsageProblem("--token is required");
+  const token = runnerToken(flags, env);
   const common: CommonArgs = {
     edge,
     runId,
@@ -176,6 +178,25 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;
   return common;
+}
+
+/** The runner token: --token, else --token-file's contents, else RUNNER_BRIDGE_TOKEN. */
+function runnerToken(flags: Flags, env: NodeJS.ProcessEnv): string {
+  const inline = flags.token as string | undefined;
+  const file = flags["token-file"] as string | undefined;
+  if (inline !== undefined && file !== undefined) throw new UsageProblem("pass --token or --token-file, not both");
+  let token = inline;
+  if (file !== undefined) {
+    try {
+      token = fs.readFileSync(file, "utf8").trim();
+    } catch (err) {
+      throw new UsageProblem(`--token-file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    if (!token) throw new UsageProblem(`--token-file ${file} is empty`);
+  }
+  token ??= env.RUNNER_BRIDGE_TOKEN;
+  if (!token) throw new UsageProblem("no runner token: set RUNNER_BRIDGE_TOKEN or pass --token-file PATH");
+  return token;
 }
 
 function integer(flags: Flags, name: string, fallback: number): number {

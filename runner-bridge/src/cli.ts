@@ -155,7 +155,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
   const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv, [args.token]);
   log.info(`launched ${command} for run ${args.runId}${sandboxNote(spec)}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }
@@ -170,7 +170,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
   const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env, [args.token]);
   log.info(
     `resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}${sandboxNote(spec)}; journal ${paths.journal}`,
   );

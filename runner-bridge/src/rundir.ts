@@ -8,8 +8,10 @@ export interface RunPaths {
   dir: string;
   /** Written first, atomically: what to launch and how to recognise its exit sentinel. */
   spec: string;
-  /** The agent's stdout, appended by the kernel; then the supervisor's exit sentinel. */
+  /** The agent's stdout line by line, secrets redacted, written by the supervisor; then its exit sentinel. */
   journal: string;
+  /** `<line number> <epoch ms>` per journal line: when the supervisor got it from the agent. */
+  times: string;
   /** The agent's stderr. */
   stderr: string;
   /** Envelopes of lines to write to the agent's stdin, fed by the supervisor. */
@@ -29,6 +31,7 @@ export function runPaths(dir: string): RunPaths {
     dir: abs,
     spec: path.join(abs, "spec.json"),
     journal: path.join(abs, "journal.ndjson"),
+    times: path.join(abs, "journal.times"),
     stderr: path.join(abs, "stderr.log"),
     inbox: path.join(abs, "inbox.ndjson"),
     control: path.join(abs, "control.ndjson"),
@@ -110,6 +113,7 @@ export function readPid(file: string): number | null {
 export function removeRunFiles(paths: RunPaths): void {
   for (const f of [
     paths.journal,
+    paths.times,
     paths.stderr,
     paths.inbox,
     paths.control,

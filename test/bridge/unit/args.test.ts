@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseArgs } from "../../../runner-bridge/src/args.ts";
 import { BRIDGE_BIN, NODE } from "../harness/bridge.ts";
@@ -190,7 +193,29 @@ describe("every command", () => {
   it("asks for --edge, --run and a token", () => {
     expect(refusal(["attach", "--run", "r1", "--token", "t"])).toBe("--edge is required");
     expect(refusal(["attach", "--edge", "http://e", "--token", "t"])).toBe("--run is required");
-    expect(refusal(["attach", "--edge", "http://e", "--run", "r1"])).toBe("--token is required");
+    expect(refusal(["attach", "--edge", "http://e", "--run", "r1"])).toBe(
+      "no runner token: set RUNNER_BRIDGE_TOKEN or pass --token-file PATH",
+    );
+  });
+
+  it("takes the runner token from a file or the environment, so it stays out of the process list", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "token-file-"));
+    const file = path.join(dir, "token");
+    fs.writeFileSync(file, "rt1.from-file\n", { mode: 0o600 });
+    const base = ["attach", "--edge", "http://e", "--run", "r1"];
+    const token = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+      const parsed = parseArgs(argv, env);
+      return parsed.ok && parsed.value.command === "attach" ? parsed.value.token : parsed;
+    };
+    expect(token([...base, "--token-file", file])).toBe("rt1.from-file");
+    expect(token(base, { RUNNER_BRIDGE_TOKEN: "rt1.from-env" })).toBe("rt1.from-env");
+    expect(token([...base, "--token-file", file], { RUNNER_BRIDGE_TOKEN: "rt1.from-env" })).toBe("rt1.from-file");
+    expect(refusal([...base, "--token-file", file, "--token", "t"])).toBe("pass --token or --token-file, not both");
+    expect(refusal([...base, "--token-file", path.join(dir, "missing")])).toBe(
+      `--token-file ${path.join(dir, "missing")}: ENOENT`,
+    );
+    fs.writeFileSync(file, "\n");
+    expect(refusal([...base, "--token-file", file])).toBe(`--token-file ${file} is empty`);
   });
 
   it("refuses timings that are not non-negative integers, and flags without a value", () => {
