@@ -3,7 +3,7 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { onPath } from "../../runner-bridge/src/sandbox/check.ts";
 import { waitFor } from "../support/wait.ts";
 import { FIXTURES, NODE, runArgs, tempDir } from "./harness/bridge.ts";
@@ -15,6 +15,10 @@ import { custom } from "./harness/ndjson-events.ts";
 // attempt as an event; each must fail, and the run still ends with exactly those events.
 
 const t = useEdge();
+const otherWorkspaces: string[] = [];
+afterAll(() => {
+  for (const dir of otherWorkspaces) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every command line on the host that contains `needle` (the bridge's, the supervisor's, bwrap's, the agent's). */
 function commandLinesWith(needle: string): string[] {
@@ -54,7 +58,9 @@ async function startEscapeRun(options: {
   const created = await t.api.createRun(options.body);
   const dir = t.runDir();
   const workspace = tempDir("workspace-");
+  // Outside /tmp (which the sandbox replaces), so the agent sees it and finds it read-only.
   const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
+  otherWorkspaces.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
   const plan = {
