@@ -259,7 +259,13 @@ describe("token", () => {
 
     const runner = await run(["token", "t-1", "--role", "runner", "--json"]);
     const [minted] = ndjson<{ token: string; role: string; interact: boolean }>(runner.stdout);
-    expect(minted).toEqual({ token: expect.stringMatching(/^rt1\./), role: "runner", interact: false });
+    expect(minted).toEqual({
+      token: expect.stringMatching(/^rt1\./),
+      tokenId: expect.any(String),
+      role: "runner",
+      interact: false,
+      expiresAt: expect.any(String),
+    });
     expect((await as(minted?.token as string, "GET", "/v1/runs/t-1/runner")).status).toBe(200);
   });
 });
