@@ -6,6 +6,7 @@ import { authenticate } from "./routes/auth.ts";
 import { checkpoints } from "./routes/checkpoint.ts";
 import { commands } from "./routes/commands.ts";
 import { events } from "./routes/events.ts";
+import { fallback } from "./routes/fallback.ts";
 import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
@@ -31,7 +32,7 @@ app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
 app.route("/v1/runs", runs);
 app.route("/", referenceRoutes(app));
-app.notFound(() => errorResponse("not_found", "no such route"));
+app.notFound(fallback(app));
 app.onError((error) => {
   // A refusal from a handler (src/routes/respond.ts) carries its response.
   if (error instanceof HTTPException) return error.getResponse();

@@ -37,7 +37,11 @@ type RunRoutesAccess = Access<MiddlewareHandler<RunEnv>>;
 
 /** Access to one run's routes: `rule` says which credentials reach it, `security` how the document shows them. */
 function accessToRun(rule: RunRule, security: RunRoutesAccess["security"]): RunRoutesAccess {
-  return { middleware: runAccess(rule), security, refusals: ["invalid_query", "unauthorized", "forbidden"] };
+  return {
+    middleware: runAccess(rule),
+    security,
+    refusals: ["invalid_path", "invalid_query", "unauthorized", "forbidden"],
+  };
 }
 
 /** A run, by its tenant's API key only (deleting it, minting its tokens). */

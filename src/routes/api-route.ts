@@ -1,6 +1,7 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
+import { REQUEST_EXAMPLES } from "../openapi/examples.ts";
 import { type ErrorCode, ERROR_STATUS, errorResponseSchema } from "../protocol/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { jsonBody, validationHook } from "./validate.ts";
@@ -123,7 +124,11 @@ export function jsonResponse<S extends z.ZodType>(schema: S, description: string
   return { description, content: { "application/json": { schema } } };
 }
 
-/** A JSON request body with its schema; `required: false` when an empty body means `{}`. */
+/**
+ * A JSON request body with its schema and, when it has one, its realistic example
+ * (src/openapi/examples.ts); `required: false` when an empty body means `{}`.
+ */
 export function jsonRequest<S extends z.ZodType>(schema: S, required = true) {
-  return { required, content: { "application/json": { schema } } };
+  const example = REQUEST_EXAMPLES.get(schema);
+  return { required, content: { "application/json": { schema, ...(example === undefined ? {} : { example }) } } };
 }
