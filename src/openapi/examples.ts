@@ -6,6 +6,7 @@ import {
   CreateRunBody,
   DEFAULT_TIMEOUTS,
   RecoverBody,
+  RerunBody,
   TokenBody,
 } from "../protocol/index.ts";
 
@@ -29,5 +30,6 @@ export const REQUEST_EXAMPLES = new Map<z.ZodType, unknown>([
   [ApprovalBody, { decision: "approve", reason: "the migration only adds a column" }],
   [CancelBody, { commandId: "cancel-7f3a", reason: "superseded by a newer run" }],
   [RecoverBody, { action: "resume", commandId: "recover-7f3a" }],
+  [RerunBody, { runId: "fix-payments-2" }],
   [TokenBody, { role: "viewer", interact: false, ttlMs: 60 * 60 * 1000 }],
 ]);

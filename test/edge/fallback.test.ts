@@ -31,13 +31,14 @@ describe("answers outside the routes", () => {
   it("an unknown API path is 404 not_found, whatever the method; elsewhere only GET and HEAD are allowed", async () => {
     expect(await refusal(await call("/v1", { method: "PATCH" }))).toMatchObject({ status: 404, code: "not_found" });
     expect(await refusal(await call("/v1/nothing", { method: "DELETE" }))).toMatchObject({ status: 404 });
-    for (const [method, path] of [
+    const elsewhere: [string, string][] = [
       ["DELETE", "/v2/runs"],
       ["OPTIONS", "/"],
       ["POST", "/runs/r-1"],
       ["PATCH", "/app.js"],
-    ]) {
-      expect(await refusal(await call(path as string, { method })), `${method} ${path}`).toEqual({
+    ];
+    for (const [method, path] of elsewhere) {
+      expect(await refusal(await call(path, { method })), `${method} ${path}`).toEqual({
         status: 405,
         code: "method_not_allowed",
         allow: "GET, HEAD",

@@ -110,6 +110,18 @@ describe("runs, as documented", () => {
     expect((await api.send("post", `${RUN}/tokens`, { runId: "nope" }, { json: { role: "viewer" } })).status).toBe(404);
   });
 
+  it("rerun: 201, the same id again 200; reruns: 200 both ways; an unknown run 404", async () => {
+    const { run } = await createRun({ input: { prompt: "again" } });
+    const made = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: {} });
+    expect(made).toMatchObject({ status: 201, body: { run: { input: { prompt: "again" } } } });
+    const id = made.body.run.id;
+    const same = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: { runId: id } });
+    expect(same).toMatchObject({ status: 200, body: { run: { id } } });
+    const links = await api.send("get", `${RUN}/reruns`, { runId: id });
+    expect(links).toMatchObject({ status: 200, body: { rerunOf: run.id, reruns: [] } });
+    expect((await api.send("post", `${RUN}/rerun`, { runId: "nope" }, { json: {} })).status).toBe(404);
+  });
+
   it("events: 200 with a page of documented events; a bad limit 400; an unknown run 404", async () => {
     const { run, runner } = await waitingRun();
     const page = await api.send("get", `${RUN}/events`, { runId: run.id }, { query: "?after=0&limit=500" });

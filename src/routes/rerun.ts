@@ -1,0 +1,86 @@
+import { mintToken } from "../auth/tokens.ts";
+import { runStub } from "../objects/stubs.ts";
+import {
+  CreatedRun,
+  CreateRunBody,
+  RERUN_OF,
+  RerunBody,
+  RunParams,
+  type RunRecord,
+  RunReruns,
+} from "../protocol/index.ts";
+import { RUN_BY_API_KEY, RUN_READER } from "./access.ts";
+import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
+import { runOf } from "./auth.ts";
+import { unwrap } from "./respond.ts";
+
+/** Re-running a run: a new run with the same create body, linked both ways. */
+export const rerun = apiRouter();
+const tags = ["runs"];
+
+/**
+ * The create body that made `run`, as far as the record keeps it: every field the create body
+ * takes that the record holds by the same name (agent, input, metadata, timeouts, retention,
+ * and any added later), with `rerunOf` in the metadata.
+ */
+function bodyOf(run: RunRecord, runId: string): CreateRunBody {
+  const record = run as unknown as Record<string, unknown>;
+  const body: Record<string, unknown> = {};
+  for (const field of Object.keys(CreateRunBody.shape)) {
+    if (field !== "runId" && record[field] !== null && record[field] !== undefined) body[field] = record[field];
+  }
+  body.metadata = { ...run.metadata, [RERUN_OF]: run.id };
+  return CreateRunBody.parse({ ...body, runId });
+}
+
+apiRoute(
+  rerun,
+  {
+    method: "post",
+    path: "/{runId}/rerun",
+    tags,
+    summary: "Run again: a new run with this one's agent, input, metadata and timeouts",
+    description:
+      "The new run's metadata names this one (`rerunOf`), and this one lists it (`GET /v1/runs/{runId}/reruns`). Any status may be re-run. With a `runId` it is idempotent as a create is.",
+    access: RUN_BY_API_KEY,
+    request: { params: RunParams, body: jsonRequest(RerunBody, false) },
+    responses: {
+      201: jsonResponse(CreatedRun, "The new run, with its runner and viewer tokens"),
+      200: jsonResponse(CreatedRun, "That run id was already this re-run: the same run, fresh tokens"),
+    },
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "not_found", "gone", "conflict"],
+  },
+  async (c) => {
+    const { tenant } = c.var.run;
+    const old = runOf(c);
+    const run = unwrap(await old.get());
+    const runId = c.req.valid("json").runId ?? `${run.id.slice(0, 118)}-r${(await old.reruns()).length + 1}`;
+    const made = unwrap(await runStub(c.env, tenant, runId).create(tenant, runId, bodyOf(run, runId)));
+    await old.noteRerun(runId);
+    const [runnerToken, viewerToken] = await Promise.all([
+      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: made.run.timeouts }),
+      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: made.run.timeouts }),
+    ]);
+    return c.json({ run: made.run, runnerToken, viewerToken }, made.created ? 201 : 200);
+  },
+);
+
+apiRoute(
+  rerun,
+  {
+    method: "get",
+    path: "/{runId}/reruns",
+    tags,
+    summary: "The run this one re-ran, and the runs re-run from it",
+    access: RUN_READER,
+    request: { params: RunParams },
+    responses: { 200: jsonResponse(RunReruns, "Both directions") },
+    refusals: ["not_found", "gone"],
+  },
+  async (c) => {
+    const stub = runOf(c);
+    const run = unwrap(await stub.get());
+    const origin = run.metadata[RERUN_OF];
+    return c.json({ rerunOf: typeof origin === "string" ? origin : null, reruns: await stub.reruns() }, 200);
+  },
+);
