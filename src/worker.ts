@@ -7,6 +7,7 @@ import { checkpoints } from "./routes/checkpoint.ts";
 import { commands } from "./routes/commands.ts";
 import { events } from "./routes/events.ts";
 import { fallback } from "./routes/fallback.ts";
+import { devSignIn } from "./routes/dev-sign-in.ts";
 import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { rerun } from "./routes/rerun.ts";
@@ -24,6 +25,7 @@ export { TenantIndex } from "./objects/tenant-index.ts";
 // it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
 app.route("/v1/stream", streams);
+app.route("/", devSignIn);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
 app.route("/v1/runs", events);
