@@ -124,7 +124,7 @@ export function Timeline(props: TimelineProps) {
             disabled={loading}
             onClick={() => {
               setLoading(true);
-              props.loadAll().finally(() => setLoading(false));
+              void props.loadAll().finally(() => setLoading(false));
             }}
           >
             {loading ? "Loading…" : "Load the whole run"}
