@@ -11,3 +11,4 @@ export * from "./runner.ts";
 export * from "./viewer.ts";
 export * from "./streams.ts";
 export * from "./rerun.ts";
+export * from "./pool.ts";

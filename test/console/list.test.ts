@@ -130,7 +130,7 @@ describe("dead ends", () => {
     expect(created.viewerToken).not.toBe(forged);
     const { page } = await t.browser.open();
     await page.goto(t.url(`/runs/shared-run#token=${expired}`));
-    await expect(page.locator(".signin .notice").textContent()).resolves.toContain("This share link has expired");
+    await expect(page.locator(".signin .notice.warn").textContent()).resolves.toContain("This share link has expired");
     await page.goto(t.url(`/runs/shared-run#token=${forged}`));
     await expect(page.locator("[data-problem='401'] h1").textContent()).resolves.toBe("This share link is not valid");
     await page.getByRole("button", { name: "Sign in with an API key" }).click();
