@@ -89,6 +89,8 @@ describe("runs list", () => {
     t.runners.push(waiting);
     await waiting.send([{ type: "approval.requested", data: { requestId: "r1", tool: "npm publish" } }]);
     await page.locator("tr[data-run-id='publish-release'] [data-status='waiting']").waitFor();
+    // The columns read from each run's record (agent, duration, outcome, events) have all arrived.
+    await waitFor("every row's record read", async () => (await page.locator("td.events-cell .muted").count()) === 0);
     await screenshot(page, "list-desktop");
     await page.setViewportSize(PHONE);
     await screenshot(page, "list-phone");

@@ -195,7 +195,7 @@ describe("run page", () => {
     expect(await page.locator(".span-runner").count()).toBe(1);
     await screenshot(page, "timeline-desktop");
     await page.setViewportSize(PHONE);
-    await screenshot(page, "timeline-phone");
+    await screenshot(page, "timeline-phone", { fullPage: true });
     await page.setViewportSize(DESKTOP);
     const second = page.locator(".span-tool").nth(1);
     const seq = Number(await second.getAttribute("data-seq"));

@@ -21,8 +21,9 @@ export function useRunDetails(api: Api, runs: readonly RunListing[] | undefined)
       while (!stopped && next < wanted.length) {
         const run = wanted[next++] as RunListing;
         try {
+          // A read already under way when the list refreshes still lands: its record is as new.
           const record = await api.getRun(run.runId);
-          if (!stopped) setRecords((current) => new Map(current).set(run.runId, record));
+          setRecords((current) => new Map(current).set(run.runId, record));
         } catch {
           read.current.delete(run.runId); // try again on the next refresh
         }
@@ -31,6 +32,8 @@ export function useRunDetails(api: Api, runs: readonly RunListing[] | undefined)
     for (let i = 0; i < AT_ONCE; i++) void worker();
     return () => {
       stopped = true;
+      // What this round did not get to, the next one reads.
+      for (const run of wanted.slice(next)) read.current.delete(run.runId);
     };
   }, [api, runs]);
   return records;

@@ -35,6 +35,7 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
   const tools = new Map<string, Span>();
   const approvals = new Map<string, Span>();
   let turn: Span | null = null;
+  let turns = 0;
   let runner: Span | null = null;
   let gap: Span | null = null;
   const first = events[0];
@@ -83,7 +84,8 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
         break;
       case "RUN_STARTED":
         if (turn) turn.end = t;
-        turn = open({ kind: "turn", label: "turn", start: t, end: null, seq: event.seq });
+        turns += 1;
+        turn = open({ kind: "turn", label: `#${turns}`, start: t, end: null, seq: event.seq });
         break;
       case "RUN_FINISHED":
       case "RUN_ERROR":

@@ -95,6 +95,8 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
       // An approval decision travels as a command the object names `~approval:<requestId>`: say so.
       const approval = /^~approval:(.+)$/.exec(commandId)?.[1];
       if (approval) return { title: `Decision on ${approval} ${state} by the runner`, tone };
+      // A cancel sent with no commandId of its own is `~cancel`.
+      if (commandId === "~cancel") return { title: `Cancel ${state} by the runner`, tone };
       return withDetail(`Command ${state}`, tone, commandId.startsWith("~") ? undefined : commandId || undefined);
     }
     case "approval.requested": {
