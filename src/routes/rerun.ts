@@ -1,4 +1,4 @@
-import { mintToken } from "../auth/tokens.ts";
+import { mintRunTokens } from "../auth/mint.ts";
 import { runStub } from "../objects/stubs.ts";
 import {
   CreatedRun,
@@ -55,13 +55,24 @@ apiRoute(
     const old = runOf(c);
     const run = unwrap(await old.get());
     const runId = c.req.valid("json").runId ?? `${run.id.slice(0, 118)}-r${(await old.reruns()).length + 1}`;
-    const made = unwrap(await runStub(c.env, tenant, runId).create(tenant, runId, bodyOf(run, runId)));
+    const stub = runStub(c.env, tenant, runId);
+    const made = unwrap(await stub.create(tenant, runId, bodyOf(run, runId)));
     await old.noteRerun(runId);
-    const [runnerToken, viewerToken] = await Promise.all([
-      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: made.run.timeouts }),
-      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: made.run.timeouts }),
-    ]);
-    return c.json({ run: made.run, runnerToken, viewerToken }, made.created ? 201 : 200);
+    const asks = [{ role: "runner" }, { role: "viewer" }] as const;
+    const [runner, viewer] = unwrap(
+      await mintRunTokens(c.env, { tenant, runId, stub, timeouts: made.run.timeouts }, [...asks]),
+    );
+    if (!runner || !viewer) throw new Error("minting answered fewer tokens than asked");
+    return c.json(
+      {
+        run: made.run,
+        runnerToken: runner.token,
+        runnerTokenId: runner.tokenId,
+        viewerToken: viewer.token,
+        viewerTokenId: viewer.tokenId,
+      },
+      made.created ? 201 : 200,
+    );
   },
 );
 
