@@ -14,7 +14,13 @@ describe("dispatch to pool hosts", () => {
     expect(run).toMatchObject({ queue, agent: "demo", recoveryPolicy: { mode: "auto", maxRecoveries: 3 } });
 
     const assign = await takeAssignment(host, run.id);
-    expect(assign).toMatchObject({ runId: run.id, profile: "demo", start: "run", generation: 1, prompt: "write a haiku" });
+    expect(assign).toMatchObject({
+      runId: run.id,
+      profile: "demo",
+      start: "run",
+      generation: 1,
+      prompt: "write a haiku",
+    });
     expect(assign.leaseMs).toBe(30_000);
     expect((await getRun(run.id)).dispatch?.state).toBe("assigned");
 

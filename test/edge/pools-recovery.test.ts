@@ -46,7 +46,11 @@ describe("automatic recovery of pool runs", () => {
     const bridge = await connectRunner(held.runId, resume.runnerToken);
     bridge.send({ type: "hello", runnerId: "bridge-2", generation: 2, resume: true });
     expect(await bridge.next("claimed")).toMatchObject({ generation: 2 });
-    expect(await getRun(held.runId)).toMatchObject({ status: "running", generation: 2, dispatch: { state: "running" } });
+    expect(await getRun(held.runId)).toMatchObject({
+      status: "running",
+      generation: 2,
+      dispatch: { state: "running" },
+    });
     closeAll(held.first, held.second, held.runner, bridge);
   });
 
