@@ -93,7 +93,7 @@ describe("bad pool fields and settings are refused, and store nothing", () => {
       const runId = uniqueRunId("refused");
       const response = await call("/v1/runs", { method: "POST", json: { runId, ...body } });
       expect([JSON.stringify(body).slice(0, 80), response.status]).toEqual([JSON.stringify(body).slice(0, 80), 422]);
-      expect((await response.json()).error.code).toBe("invalid_body");
+      expect((await json(response)).error.code).toBe("invalid_body");
       expect((await call(`/v1/runs/${runId}`)).status).toBe(404);
     }
   });

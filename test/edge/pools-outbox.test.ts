@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { DispatcherApi } from "../../src/objects/stubs.ts";
 import { Outbox } from "../../src/run/outbox.ts";
 import type { PoolNotice } from "../../src/run/pool-run.ts";
 import { RunMachine } from "../../src/run/run-machine.ts";
@@ -90,9 +91,8 @@ describe("the run's outbox to its dispatcher", () => {
       episode: 0,
       start: "run",
     };
-    const dispatcher = dispatcherObject(queue);
-    const deliver = (seq: number, dedupeKey: string) =>
-      runInDurableObject(dispatcher, (instance: any) => instance.notice(notice, seq, dedupeKey));
+    const dispatcher = dispatcherObject(queue) as unknown as DispatcherApi;
+    const deliver = (seq: number, dedupeKey: string) => dispatcher.notice(notice, seq, dedupeKey);
     expect(await deliver(1, "dispatcher:queued:1:0")).toEqual({ ok: true, value: { applied: true } });
     expect(await deliver(1, "dispatcher:queued:1:0")).toEqual({ ok: true, value: { applied: false } });
     // Same key under a later seq (the row re-added after a crash): still the same notification.
