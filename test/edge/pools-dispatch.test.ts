@@ -85,7 +85,13 @@ describe("dispatch to pool hosts", () => {
       queuePosition: 1,
       dispatch: { reason: "the queue holds its maxConcurrent of 1 runs" },
     });
-    expect(await json(await call(`/v1/queues/${queue}`), 200)).toMatchObject({ depth: 2, running: 1, freeSlots: 3 });
+    const detail = await json(await call(`/v1/queues/${queue}`), 200);
+    expect(detail).toMatchObject({ depth: 2, running: 1, freeSlots: 3 });
+    expect(detail.runs.map((entry: any) => [entry.runId, entry.state, entry.queuePosition, entry.poolHost])).toEqual([
+      [runs[0]?.run.id, "assigned", null, "host-limit"],
+      [runs[1]?.run.id, "queued", 1, null],
+      [runs[2]?.run.id, "queued", 2, null],
+    ]);
 
     const { runner, epoch } = await claim(firstAssign.runId, firstAssign.runnerToken);
     runner.send({ type: "complete", epoch, outcome: { status: "succeeded" } });

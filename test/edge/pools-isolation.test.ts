@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, createRun, getRun, json, KEY_B, uniqueRunId } from "./helpers.ts";
-import { connectHost, createPoolRun, mintPoolKey, setQueue } from "./pool-helpers.ts";
-import { openSocket } from "./sockets.ts";
+import { connectHost, createPoolRun, dispatcherObject, mintPoolKey, setQueue } from "./pool-helpers.ts";
+import { openSocket, SocketProbe } from "./sockets.ts";
 
 const freshQueue = () => `q-${uniqueRunId()}`.toLowerCase();
 
@@ -159,5 +159,23 @@ describe("bad pool fields and settings are refused, and store nothing", () => {
     const response = await call("/v1/pools/connect?queue=Not%20Valid", { headers: { upgrade: "websocket" }, key });
     expect(response.status).toBe(400);
     expect(response.webSocket).toBeNull();
+  });
+});
+
+describe("a key revoked between the upgrade and hello", () => {
+  it("closes the socket at hello instead of welcoming it", async () => {
+    const { id, key } = await mintPoolKey();
+    const queue = freshQueue();
+    (await connectHost(key, { hostId: "first", queue })).close();
+    await json(await call(`/v1/pool-keys/${id}`, { method: "DELETE" }), 200);
+    // The worker checked the key just before the revocation: the dispatcher gets the socket anyway.
+    const headers = { upgrade: "websocket", "x-pool-tenant": "tenant-a", "x-pool-queue": queue, "x-pool-key": id };
+    const response = await dispatcherObject(queue).fetch("http://edge.test/v1/pools/connect", { headers });
+    const ws = response.webSocket as WebSocket;
+    const host = new SocketProbe(ws);
+    ws.accept();
+    host.send({ type: "hello", hostId: "late-hello", slots: 1, profiles: ["demo"] });
+    expect((await host.waitClosed()).code).toBe(4003);
+    expect(host.frames.filter((frame) => frame.type === "welcome")).toEqual([]);
   });
 });
