@@ -77,7 +77,8 @@ describe("dispatch to pool hosts", () => {
     expect((await setQueue(queue, { maxConcurrent: 1 })).status).toBe(200);
     const { key } = await mintPoolKey();
     const host = await connectHost(key, { hostId: "host-limit", slots: 4, queue });
-    const runs = [await createPoolRun({ queue }), await createPoolRun({ queue }), await createPoolRun({ queue })];
+    const runs = [];
+    for (const n of [1, 2, 3]) runs.push(await createPoolRun({ queue, runId: `${queue}-${n}` }));
     const firstAssign = await takeAssignment(host, runs[0]?.run.id);
     await host.settle();
     expect(host.frames.filter((frame) => frame.type === "assign")).toEqual([]);
