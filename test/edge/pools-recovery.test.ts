@@ -104,7 +104,7 @@ describe("automatic recovery of pool runs", () => {
     expect(failed.status).toBe("failed");
     expect(failed.outcome?.error).toEqual({
       code: "runner_lost",
-      message: "the run was lost 2 times; the pool gave up after 1 automatic recoveries (maxRecoveries 1)",
+      message: "the run was lost 2 times; the pool gave up after 1 automatic recovery (maxRecoveries 1)",
     });
     expect(await automaticRows(held.runId)).toHaveLength(1);
     expect(failed.dispatch?.state).toBe("finished");
