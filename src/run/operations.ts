@@ -6,6 +6,7 @@ import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
 import { RunMachine } from "./run-machine.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
+import { type PresentedToken, TokenStore } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -43,6 +44,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
+        if (machine.effects.statusChanged) machine.store.bumpStatusVersion();
         return result.value;
       });
     } catch (error) {
@@ -69,6 +71,10 @@ export class RunOperations implements RunHost {
       });
     }
     return ok(step(machine));
+  }
+
+  checkToken(token: PresentedToken): Result<null> {
+    return new TokenStore(this.storage.sql).check(token, Date.now());
   }
 
   /** A write on a run that exists and was not purged. */
