@@ -15,9 +15,9 @@ import { custom } from "./harness/ndjson-events.ts";
 // attempt as an event; each must fail, and the run still ends with exactly those events.
 
 const t = useEdge();
-const otherWorkspaces: string[] = [];
+const varTmpDirs: string[] = [];
 afterAll(() => {
-  for (const dir of otherWorkspaces) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of varTmpDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** Every command line on the host that contains `needle` (the bridge's, the supervisor's, bwrap's, the agent's). */
@@ -60,7 +60,7 @@ async function startEscapeRun(options: {
   const workspace = tempDir("workspace-");
   // Outside /tmp (which the sandbox replaces), so the agent sees it and finds it read-only.
   const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
-  otherWorkspaces.push(otherWorkspace);
+  varTmpDirs.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
   const plan = {
@@ -216,6 +216,30 @@ describe("--sandbox os", () => {
     } finally {
       listed.close();
     }
+  });
+
+  it("a program named by a relative path is the one beside the bridge; the agent starts in its workspace", async () => {
+    // Not under /tmp, which the sandbox replaces with its own.
+    const here = fs.mkdtempSync("/var/tmp/bridge-cwd-");
+    varTmpDirs.push(here);
+    fs.writeFileSync(path.join(here, "agent.sh"), `#!/bin/sh\nprintf '{"type":"started.in","cwd":"%s"}\\n' "$PWD"\n`, {
+      mode: 0o755,
+    });
+    const workspace = tempDir("workspace-");
+    const created = await t.api.createRun();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: created.run.id,
+        token: created.runnerToken,
+        dir: t.runDir(),
+        extra: ["--sandbox", "os", "--workspace", workspace],
+        agent: ["./agent.sh"],
+      }),
+      { cwd: here },
+    );
+    expect(await bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(created.run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
   });
 
   it("refuses with one clear line when bwrap is missing, cannot make namespaces, or socat is missing for allow:", async () => {
