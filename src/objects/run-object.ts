@@ -22,6 +22,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
+import { outboxDeliverer } from "../pools/deliver.ts";
 import { failureResponse } from "../routes/respond.ts";
 import {
   abortCheckpoint,
@@ -61,7 +62,7 @@ export class RunObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
-    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant));
+    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant), outboxDeliverer(env));
     // The alarm is set after each commit, not in it: an operation that committed and then died
     // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
     void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));
@@ -210,7 +211,7 @@ export class RunObject extends DurableObject<Env> {
   /** Records new tokens of the run and answers their ids, in order; the worker signs them. */
   issueTokens(specs: TokenSpec[]): Promise<Result<string[]>> {
     const tokens = new TokenStore(this.ctx.storage.sql);
-    return this.run.operateOnLive((m) => ok(specs.map((spec) => tokens.issue(spec, m.now))));
+    return this.run.operateOnLive((m) => tokens.issue(specs, m.now));
   }
 
   /** Whether a token may still act on the run (checked on every request a token makes). */

@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
+  too_many_tokens: 429,
   internal: 500,
 } as const;
 

@@ -12,3 +12,4 @@ export * from "./viewer.ts";
 export * from "./streams.ts";
 export * from "./rerun.ts";
 export * from "./pool.ts";
+export * from "./pool-api.ts";

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { tenantForKey, tenantHasKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
+import { looksLikePoolKey } from "../auth/pool-keys.ts";
 import { interactTokenMaxMs, looksLikeToken, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
@@ -29,6 +30,8 @@ async function identify(c: AppContext): Promise<Result<Caller>> {
   const found = credentialOf(c);
   if (!found) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
   const { credential, inQuery } = found;
+  if (looksLikePoolKey(credential))
+    return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
   if (looksLikeToken(credential)) {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
     if (!claims.ok) return claims;
@@ -58,6 +61,11 @@ export interface RunRule {
   tokens: TokenRole[];
   /** Viewer tokens must have been minted with `interact`. */
   needInteract?: boolean;
+  /**
+   * A WebSocket route: on an upgrade the run object checks the token itself as it accepts the
+   * socket (where no revocation can slip between check and accept), so the worker does not ask.
+   */
+  socket?: boolean;
 }
 
 /**
@@ -100,7 +108,8 @@ export function runAccess(rule: RunRule): MiddlewareHandler<RunEnv> {
     const access = checkRunAccess(c.get("caller"), c.req.param("runId") ?? "", rule, maxInteractMs);
     if (!access.ok) return failureResponse(access);
     const { token } = access.value;
-    if (token) {
+    const upgrade = rule.socket === true && c.req.header("upgrade")?.toLowerCase() === "websocket";
+    if (token && !upgrade) {
       const live = await runOf({ env: c.env, var: { run: access.value } }).checkToken(token);
       if (!live.ok) return failureResponse(live);
     }

@@ -26,8 +26,19 @@ const tags = ["runs"];
 function bodyOf(run: RunRecord, runId: string): CreateRunBody {
   const record = run as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};
-  for (const field of Object.keys(CreateRunBody.shape)) {
-    if (field !== "runId" && record[field] !== null && record[field] !== undefined) body[field] = record[field];
+  const shape = CreateRunBody.shape as Record<string, { safeParse(value: unknown): { success: boolean } }>;
+  for (const [field, schema] of Object.entries(shape)) {
+    const value = record[field];
+    // Only a value the create body would take under that name (the record's `recovery` is state, not policy).
+    if (field !== "runId" && value !== null && value !== undefined && schema.safeParse(value).success) {
+      body[field] = value;
+    }
+  }
+  // A pool run's recovery policy is kept as `recoveryPolicy`; the create body names it in two fields.
+  const policy = record.recoveryPolicy as { mode?: unknown; maxRecoveries?: unknown } | null | undefined;
+  if (policy && typeof run.agent === "string") {
+    body.recovery = policy.mode;
+    body.maxRecoveries = policy.maxRecoveries;
   }
   body.metadata = { ...run.metadata, [RERUN_OF]: run.id };
   return CreateRunBody.parse({ ...body, runId });

@@ -21,7 +21,8 @@ export function QueuedHint({ api, run, canMint }: { api: Api; run: RunRecord; ca
   const [busy, setBusy] = useState(false);
   if (run.status !== "queued") return null;
   const queue = named(run, "queue");
-  const pool = named(run, "pool");
+  // A pool run names an agent profile as its agent (a string); a pool host serving it claims the run.
+  const pool = named(run, "pool") ?? (queue && typeof run.agent === "string" ? run.agent : null);
   const command = (token: string) =>
     `RUNNER_BRIDGE_TOKEN=${token} npx runner-bridge run --edge ${location.origin} --run ${run.id} -- <agent command>`;
   const copy = () => {
@@ -50,10 +51,10 @@ export function QueuedHint({ api, run, canMint }: { api: Api; run: RunRecord; ca
           {queue && pool ? " for " : null}
           {pool ? (
             <>
-              pool <code>{pool}</code>
+              agent profile <code>{pool}</code>
             </>
           ) : null}
-          : a <code>runner-bridge pool</code> serving it claims the run.
+          : a <code>runner-bridge pool</code> host serving it claims the run.
         </p>
       )}
       <p>{queue || pool ? "Or start" : "Start"} it by hand in the sandbox:</p>
