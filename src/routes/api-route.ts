@@ -94,10 +94,15 @@ export type RawRoute = Omit<ApiRoute, "access"> & {
 function document(app: OpenAPIHono<AppEnv>, route: ApiRoute | RawRoute): RouteConfig {
   const { access, refusals, ...rest } = route;
   const definition = rest as RouteConfig;
+  // A path parameter its schema refuses answers invalid_path (validate.ts): every route with one says so.
+  const path: readonly ErrorCode[] = definition.request?.params ? ["invalid_path"] : [];
   app.openAPIRegistry.registerPath({
     ...definition,
     security: access.security,
-    responses: { ...definition.responses, ...refusalResponses([...access.refusals, ...refusals, "internal"]) },
+    responses: {
+      ...definition.responses,
+      ...refusalResponses([...access.refusals, ...path, ...refusals, "internal"]),
+    },
   });
   return definition;
 }
