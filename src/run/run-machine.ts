@@ -21,6 +21,7 @@ import { RecoveryDecisions } from "./decision-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
+import type { RunLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 
@@ -51,10 +52,12 @@ export class RunMachine {
   readonly timers: Timers;
 
   readonly now: number;
+  readonly limits: RunLimits;
   private readonly runnerConnected: () => boolean;
 
-  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean) {
+  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean, limits: RunLimits) {
     this.now = now;
+    this.limits = limits;
     this.runnerConnected = runnerConnected;
     this.store = new RunStore(sql);
     this.commands = new CommandStore(sql);

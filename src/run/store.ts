@@ -107,7 +107,8 @@ export interface EventDraft {
 
 const decoder = new TextDecoder();
 const parseOrNull = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-const ALL_BYTES = Number.MAX_SAFE_INTEGER;
+/** The claim-rate window (CLAIMS_PER_MINUTE). */
+const CLAIM_WINDOW_MS = 60_000;
 
 /** Each appended event's JSON, serialised once for its log entry and reused for live viewers. */
 const serialised = new WeakMap<RunEvent, string>();
@@ -269,14 +270,10 @@ export class RunStore {
     return this.appendEvents([event])[0] as RunEvent;
   }
 
-  /**
-   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq and
-   * generation; `runner` is that generation's producer state their verdicts accepted, recorded in
-   * the same transaction.
-   */
-  appendEvents(drafts: readonly EventDraft[], runner?: { generation: number; state: ProducerState }): RunEvent[] {
+  /** The events `drafts` become at the next seqs, not yet stored. */
+  toEvents(drafts: readonly EventDraft[]): RunEvent[] {
     let seq = this.log.mustState().tail.seq;
-    const events = drafts.map((draft): RunEvent => {
+    return drafts.map((draft): RunEvent => {
       seq += 1;
       return {
         seq,
@@ -288,6 +285,44 @@ export class RunStore {
         time: new Date(draft.time).toISOString(),
       };
     });
+  }
+
+  /** Bytes the log holds: every stored event's JSON. */
+  logBytes(): number {
+    return this.log.mustState().tail.pos;
+  }
+
+  /**
+   * Counts a claim against at most `max` per minute (a fixed window, stored with the run):
+   * false, and nothing counted, when this minute's are used up.
+   */
+  countClaim(now: number, max: number): boolean {
+    const row = this.sql
+      .exec<{ start: number; count: number }>(
+        "SELECT claim_window_start AS start, claim_window_count AS count FROM run WHERE singleton = 1",
+      )
+      .one();
+    const fresh = now - row.start >= CLAIM_WINDOW_MS || now < row.start;
+    const count = fresh ? 0 : row.count;
+    if (count >= max) return false;
+    this.sql.exec(
+      "UPDATE run SET claim_window_start = ?, claim_window_count = ? WHERE singleton = 1",
+      fresh ? now : row.start,
+      count + 1,
+    );
+    return true;
+  }
+
+  /**
+   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq and
+   * generation; `runner` is that generation's producer state their verdicts accepted, recorded in
+   * the same transaction. `events` are the drafts as toEvents made them, when the caller has them.
+   */
+  appendEvents(
+    drafts: readonly EventDraft[],
+    runner?: { generation: number; state: ProducerState },
+    events: RunEvent[] = this.toEvents(drafts),
+  ): RunEvent[] {
     this.log.appendTexts(
       events.map((event, index) => ({
         text: eventJson(event),
@@ -312,12 +347,15 @@ export class RunStore {
     return { type, data };
   }
 
-  eventsAfter(after: number, limit: number): RunEvent[] {
+  /**
+   * Events with seq > `after`: at most `limit` of them and about `maxBytes` of JSON (one event
+   * past the byte bound at most, so a page always makes progress). `hasMore` while the log goes on.
+   */
+  eventsAfter(after: number, limit: number, maxBytes: number): { events: RunEvent[]; hasMore: boolean } {
     const from = this.log.position(after);
-    if (!from) return [];
-    return this.log
-      .read(from, { maxBytes: ALL_BYTES, maxEntries: limit })
-      .entries.map((entry) => decodeEvent(entry.body));
+    if (!from) return { events: [], hasMore: false };
+    const page = this.log.read(from, { maxBytes, maxEntries: limit });
+    return { events: page.entries.map((entry) => decodeEvent(entry.body)), hasMore: !page.upToDate };
   }
 
   /** Drops everything but the run row, which stays as a tombstone. */
