@@ -14,7 +14,10 @@ export const ViewerFrame = z
     z.object({ type: z.literal("command"), command: CommandBody }).strict(),
     z.object({ type: z.literal("approval"), requestId: z.string().min(1).max(200), approval: ApprovalBody }).strict(),
   ])
-  .meta({ id: "ViewerFrame", description: "A frame a viewer sends (commands and approvals: interacting viewers only)" });
+  .meta({
+    id: "ViewerFrame",
+    description: "A frame a viewer sends (commands and approvals: interacting viewers only)",
+  });
 export type ViewerFrame = z.infer<typeof ViewerFrame>;
 
 /**

@@ -1,4 +1,11 @@
-import { CLOSE_FENCED, CLOSE_REJECTED, CLOSE_TRY_AGAIN, ok, type RejectReason, type RunnerFrame } from "../protocol/index.ts";
+import {
+  CLOSE_FENCED,
+  CLOSE_REJECTED,
+  CLOSE_TRY_AGAIN,
+  ok,
+  type RejectReason,
+  type RunnerFrame,
+} from "../protocol/index.ts";
 import { claimRun, type Hello } from "./claim.ts";
 import { commandFrame } from "./command-store.ts";
 import type { RunHost } from "./host.ts";
