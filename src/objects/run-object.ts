@@ -97,6 +97,13 @@ export class RunObject extends DurableObject<Env> {
     return this.run.operateOnLive((m) => m.resolveApproval(requestId, body));
   }
 
+  /** One approval with its full request (the run record lists summaries). */
+  async approval(requestId: string): Promise<Result<ApprovalRecord>> {
+    const found = this.run.read((m) => m.approvals.find(requestId));
+    if (!found.ok) return found;
+    return found.value ? ok(found.value) : fail("not_found", `no approval request ${requestId} on this run`);
+  }
+
   purge(): Promise<Result<{ status: RunStatus }>> {
     return this.run.operateOnLive((m) => m.purge());
   }

@@ -15,6 +15,7 @@ export type RunApi = Pick<
   | "command"
   | "cancel"
   | "approve"
+  | "approval"
   | "purge"
   | "runnerStatus"
   | "recover"

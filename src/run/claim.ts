@@ -71,7 +71,7 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   const epoch = machine.store.claim(hello.runnerId, generation, now);
   const unknown = machine.commands.markUnconfirmedUnknown(now);
   if (target.start !== null) leaveRecovery(machine, run, { generation, start: target.start }, epoch);
-  machine.setStatus(machine.approvals.pending().length > 0 ? "waiting" : "running");
+  machine.setStatus(machine.approvals.pendingCount() > 0 ? "waiting" : "running");
   machine.timers.clear("claim");
   machine.timers.clear("takeover");
   machine.timers.set("lease", now + run.timeouts.heartbeatMs);
