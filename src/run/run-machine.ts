@@ -330,7 +330,10 @@ export class RunMachine {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return;
     if (this.approvals.find(requestId)) return;
     const run = this.mustLoad();
-    if (this.approvals.pendingCount() >= this.limits.pendingApprovals) return this.refuseApproval(run, requestId, seq);
+    if (this.approvals.pendingCount() >= this.limits.pendingApprovals) {
+      this.refuseApproval(run, requestId, seq);
+      return;
+    }
     const expiresAt = this.now + run.timeouts.approvalMs;
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
