@@ -15,7 +15,7 @@ export const Outcome = z
   .meta({
     id: "Outcome",
     description:
-      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined.",
+      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined, quota_exceeded.",
   });
 export type Outcome = z.infer<typeof Outcome>;
 

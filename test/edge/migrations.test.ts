@@ -54,7 +54,15 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
     sql.exec(`DROP TABLE ${table}`);
   }
-  for (const column of ["generation", "native_session", "recovery", "recovery_episode"]) {
+  const later = [
+    "generation",
+    "native_session",
+    "recovery",
+    "recovery_episode",
+    "claim_window_start",
+    "claim_window_count",
+  ];
+  for (const column of later) {
     sql.exec(`ALTER TABLE run DROP COLUMN ${column}`);
   }
   sql.exec("ALTER TABLE commands DROP COLUMN generation");
@@ -205,6 +213,9 @@ describe("schema migrations", () => {
     await runInDurableObject(runObject(live.runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");
+      // Nor the later ones (the claim-rate window).
+      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_window_start");
+      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_window_count");
     });
     await evictDurableObject(runObject(live.runId), { webSockets: "close" });
     // Queued after the upgrade and before anyone claims: never delivered, so free for generation 2.
