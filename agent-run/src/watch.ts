@@ -201,6 +201,9 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
         handlers.status(frame.status as RunStatus);
       else if (frame?.type === "end" && typeof frame.status === "string")
         settle({ kind: "end", status: frame.status as RunStatus });
+      // The edge stops sending to a viewer that fell behind (its close, 4008, can come late).
+      else if (frame?.type === "error" && frame.code === "viewer_behind")
+        settle({ kind: "dropped", reason: `the edge asked to reconnect (${String(frame.message)})` });
     });
     ws.addEventListener("close", (ev) =>
       settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${ev.reason}` : ""}` }),

@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   quota_exceeded: 413,
   too_many_viewers: 429,
+  viewer_behind: 409,
   too_many_approvals: 429,
   rate_limited: 429,
   internal: 500,

@@ -108,10 +108,15 @@ export class RunSockets {
     this.flows.forget(ws);
   }
 
-  /** Closes a viewer that fell behind: it reconnects from the last seq it holds. */
+  /**
+   * Closes a viewer that fell behind: it reconnects from the last seq it holds. The error frame
+   * says so first, since a hibernatable socket's close can reach a real client seconds late.
+   */
   closeBehind(ws: WebSocket, why: string): void {
     this.forget(ws);
-    closeSocket(ws, CLOSE_RECONNECT, `${why}; reconnect from your last seq`);
+    const message = `${why}; reconnect from your last seq`;
+    send(ws, { type: "error", code: "viewer_behind", message });
+    closeSocket(ws, CLOSE_RECONNECT, message.slice(0, 120));
   }
 
   runners(): WebSocket[] {

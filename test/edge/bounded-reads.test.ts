@@ -98,6 +98,7 @@ describe("bounded reads", () => {
     const silent = await watch(run.id, viewerToken, 0);
     const closed = await silent.waitClosed(20_000);
     expect(closed.code).toBe(CLOSE_RECONNECT);
+    expect(silent.frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual(["viewer_behind"]);
     const first = received(silent);
     expect(first.length).toBeGreaterThan(0);
     expect(first.map((e) => e.seq)).toEqual(first.map((_, i) => i + 1));
@@ -124,6 +125,7 @@ describe("bounded reads", () => {
       await steady.next("events", (f) => f.events.some((e: RunEvent) => e.sourceSeq === n));
     }
     expect((await silent.waitClosed()).code).toBe(CLOSE_RECONNECT);
+    expect(silent.frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual(["viewer_behind"]);
     const prefix = received(silent);
     expect(prefix).toEqual((await allEvents(run.id)).slice(0, prefix.length));
     await finish(runner, epoch);

@@ -204,6 +204,11 @@ export class RunFeed {
       this.attempts = 0;
       this.listener.live("live");
       this.listener.status(frame.status);
+    } else if (frame.type === "error" && frame.code === "viewer_behind") {
+      // The edge sends nothing more on this socket (its close, 4008, can come late): reconnect now.
+      this.socket = null;
+      socket.close();
+      this.retryAfter(null);
     } else if (frame.type === "end") {
       this.ended = true;
       this.listener.live("ended");
