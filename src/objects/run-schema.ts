@@ -114,12 +114,13 @@ WHERE generation IS NULL AND (state <> 'queued' OR delivered_epoch IS NOT NULL);
 `;
 
 /**
- * Version 5, the claim-rate bound: the minute the run's claims are being counted in and how
- * many it has had, so a `hello` loop cannot grow the log (one `run.claimed` per claim) unbounded.
+ * Version 5, the claim-rate bound: the run's claim allowance (a token bucket, NULL: full) and
+ * when it was last counted, so a `hello` loop cannot grow the log (one `run.claimed` per claim)
+ * at any rate it likes.
  */
 const RUN_SCHEMA_V5 = `
-ALTER TABLE run ADD COLUMN claim_window_start INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE run ADD COLUMN claim_window_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run ADD COLUMN claim_tokens REAL;
+ALTER TABLE run ADD COLUMN claim_tokens_at INTEGER NOT NULL DEFAULT 0;
 `;
 
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
@@ -128,5 +129,5 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
   { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
   { version: 4, name: "commands delivered before generations bound to generation 1", sql: RUN_SCHEMA_V4 },
-  { version: 5, name: "claim-rate window", sql: RUN_SCHEMA_V5 },
+  { version: 5, name: "claim-rate allowance", sql: RUN_SCHEMA_V5 },
 ];

@@ -46,7 +46,7 @@ export const RUN_LIMIT_DEFAULTS = {
   pendingApprovals: 64,
   /** RUN_LOG_MAX_BYTES: bytes of event JSON one run's log may hold. */
   logBytes: 1024 * 1024 * 1024,
-  /** CLAIMS_PER_MINUTE: hellos that may claim one run within a minute. */
+  /** CLAIMS_PER_MINUTE: claims of one run a minute, sustained (a burst of as many is allowed). */
   claimsPerMinute: 60,
 } as const;
 /** How long a replay waits for a viewer's `ack` once it has sent a full backlog. */

@@ -23,7 +23,7 @@ export type ClaimVerdict =
   | { kind: "rejected"; reason: RejectReason; status: RunStatus; mode?: RecoveryMode }
   /** Another runner claimed since the epoch this one held, or it serves an older generation. */
   | { kind: "fenced"; epoch: number }
-  /** This minute's claims (CLAIMS_PER_MINUTE) are used up: nothing changed; try again later. */
+  /** The claim allowance (CLAIMS_PER_MINUTE) is used up: nothing changed; try again later. */
   | { kind: "rate_limited" };
 
 export interface Hello {

@@ -85,7 +85,7 @@ async function hello(host: RunHost, ws: WebSocket, claimant: Hello): Promise<voi
   const verdict = result.value;
   if (verdict.kind === "fenced") return fence(host, ws, verdict.epoch);
   if (verdict.kind === "rate_limited") {
-    const message = `run claimed ${host.limits.claimsPerMinute} times this minute (CLAIMS_PER_MINUTE); try again later`;
+    const message = `run claimed faster than ${host.limits.claimsPerMinute} times a minute (CLAIMS_PER_MINUTE); try again later`;
     send(ws, { type: "error", code: "rate_limited", message });
     return closeSocket(ws, CLOSE_TRY_AGAIN, "claim rate exceeded; try again later");
   }

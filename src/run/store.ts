@@ -107,8 +107,6 @@ export interface EventDraft {
 
 const decoder = new TextDecoder();
 const parseOrNull = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-/** The claim-rate window (CLAIMS_PER_MINUTE). */
-const CLAIM_WINDOW_MS = 60_000;
 
 /** Each appended event's JSON, serialised once for its log entry and reused for live viewers. */
 const serialised = new WeakMap<RunEvent, string>();
@@ -293,23 +291,20 @@ export class RunStore {
   }
 
   /**
-   * Counts a claim against at most `max` per minute (a fixed window, stored with the run):
-   * false, and nothing counted, when this minute's are used up.
+   * Spends one claim of an allowance of `perMinute` claims a minute (a token bucket holding at
+   * most `perMinute`, stored with the run): false, and nothing spent, when it is used up. A burst
+   * of reconnects is allowed; a loop of them is held to the rate.
    */
-  countClaim(now: number, max: number): boolean {
+  countClaim(now: number, perMinute: number): boolean {
     const row = this.sql
-      .exec<{ start: number; count: number }>(
-        "SELECT claim_window_start AS start, claim_window_count AS count FROM run WHERE singleton = 1",
+      .exec<{ tokens: number | null; at: number }>(
+        "SELECT claim_tokens AS tokens, claim_tokens_at AS at FROM run WHERE singleton = 1",
       )
       .one();
-    const fresh = now - row.start >= CLAIM_WINDOW_MS || now < row.start;
-    const count = fresh ? 0 : row.count;
-    if (count >= max) return false;
-    this.sql.exec(
-      "UPDATE run SET claim_window_start = ?, claim_window_count = ? WHERE singleton = 1",
-      fresh ? now : row.start,
-      count + 1,
-    );
+    const refill = (Math.max(0, now - row.at) * perMinute) / 60_000;
+    const tokens = Math.min(perMinute, (row.tokens ?? perMinute) + refill);
+    if (tokens < 1) return false;
+    this.sql.exec("UPDATE run SET claim_tokens = ?, claim_tokens_at = ? WHERE singleton = 1", tokens - 1, now);
     return true;
   }
 

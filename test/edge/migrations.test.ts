@@ -54,14 +54,7 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
     sql.exec(`DROP TABLE ${table}`);
   }
-  const later = [
-    "generation",
-    "native_session",
-    "recovery",
-    "recovery_episode",
-    "claim_window_start",
-    "claim_window_count",
-  ];
+  const later = ["generation", "native_session", "recovery", "recovery_episode", "claim_tokens", "claim_tokens_at"];
   for (const column of later) {
     sql.exec(`ALTER TABLE run DROP COLUMN ${column}`);
   }
@@ -214,8 +207,8 @@ describe("schema migrations", () => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");
       // Nor the later ones (the claim-rate window).
-      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_window_start");
-      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_window_count");
+      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_tokens");
+      state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_tokens_at");
     });
     await evictDurableObject(runObject(live.runId), { webSockets: "close" });
     // Queued after the upgrade and before anyone claims: never delivered, so free for generation 2.
