@@ -10,12 +10,12 @@ const decoder = new TextDecoder();
 
 /**
  * Attaches a viewer: every event after `after`, then the status, then (for a live run) the live
- * feed. The replay goes out in frames of at most READ_PAGE_MAX_BYTES, yielding between them so
- * the runner and other viewers are served meanwhile; appends committed while it yields reach it
- * through the log, not live (RunSockets skips a replaying viewer). The switch to live happens in
- * the same turn as the read that reached the tail, so each event reaches the viewer exactly once.
- * Before each frame it waits for the viewer's acks to bring its backlog under the bound; one that
- * does not ack within REPLAY_ACK_WAIT_MS is closed with CLOSE_RECONNECT.
+ * feed. The replay goes out in frames of at most READ_PAGE_MAX_BYTES, yielding after each such
+ * amount so the runner and other viewers are served meanwhile; appends committed while it yields
+ * reach it through the log, not live (RunSockets skips a replaying viewer). The switch to live
+ * happens in the same turn as the read that reached the tail, so each event reaches the viewer
+ * exactly once. At each yield it waits for the viewer's acks to bring its backlog under the bound;
+ * one that does not ack within REPLAY_ACK_WAIT_MS is closed with CLOSE_RECONNECT.
  */
 export async function attachViewer(
   host: RunHost,
@@ -38,6 +38,7 @@ export async function attachViewer(
   let from = store.log.position(viewer.after);
   sockets.flows.start(ws, from?.pos ?? store.logBytes());
   const ackWindow = Math.max(1, limits.viewerBacklogBytes - limits.pageBytes);
+  let sinceYield = 0;
   while (from) {
     // Each page is the stored events' JSON joined by SQLite: the frame JSON.stringify would make.
     const page = store.log.readJoined(from, { maxBytes: limits.pageBytes, maxEntries: REPLAY_FRAME_EVENTS }, ",");
@@ -46,7 +47,11 @@ export async function attachViewer(
     sendRaw(ws, `{"type":"events","events":[${decoder.decode(page.body)}]}`);
     from = page.upToDate ? null : page.next;
     if (!from) break;
-    // Yields to the object's other work; waits for acks while the viewer is a full window behind.
+    // After each page's worth of bytes (frames of small events are capped by count first), yield
+    // to the object's other work, and wait for acks while the viewer is a full window behind.
+    sinceYield += page.body.byteLength;
+    if (sinceYield < limits.pageBytes) continue;
+    sinceYield = 0;
     await new Promise((resolve) => setTimeout(resolve, 0));
     if (!(await sockets.flows.below(ws, ackWindow, REPLAY_ACK_WAIT_MS))) {
       if (ws.readyState === WebSocket.OPEN) sockets.closeBehind(ws, "the replay was not acknowledged in time");

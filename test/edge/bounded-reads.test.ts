@@ -72,16 +72,56 @@ describe("bounded reads", () => {
     expect((await viewer.waitClosed()).code).toBe(1000);
   });
 
-  it("events appended while a sliced replay yields reach the viewer once, in order, with no gap", async () => {
+  it("events appended while a replay is held for acks reach the viewer once, in order, with no gap", async () => {
     const { run, runner, epoch, viewerToken } = await runWithBigLog(0);
-    for (let batch = 0; batch < 6; batch++) {
-      const events = Array.from({ length: 500 }, (_, i) => agentEvent(batch * 500 + i + 1));
+    // 4,000 events of ~700 B: frames of 500, a yield after each READ_PAGE_MAX_BYTES of them.
+    for (let batch = 0; batch < 8; batch++) {
+      const events = Array.from({ length: 500 }, (_, i) =>
+        agentEvent(batch * 500 + i + 1, "T", { d: "x".repeat(600) }),
+      );
       runner.send({ type: "events", epoch, events });
       await runner.next("ack", (f) => f.highestSourceSeq === (batch + 1) * 500);
     }
-    const viewers = [await watch(run.id, viewerToken, 0), await watch(run.id, viewerToken, 1234)];
-    for (const viewer of viewers) acking(viewer);
-    // Appends race the replays (six frames each): a viewer must take them from the log, not twice.
+    const viewer = await watch(run.id, viewerToken, 0);
+    let acking = false;
+    viewer.ws.addEventListener("message", (event) => {
+      const last = (JSON.parse(String(event.data)) as { events?: RunEvent[] }).events?.at(-1);
+      if (acking && last) viewer.send({ type: "ack", seq: last.seq });
+    });
+    // The replay stops a backlog in, waiting for an ack; meanwhile the runner appends.
+    const deadline = Date.now() + 5_000;
+    while (received(viewer).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    for (let n = 4001; n <= 4040; n++) {
+      runner.send({ type: "events", epoch, events: [agentEvent(n)] });
+      await runner.next("ack", (f) => f.highestSourceSeq === n);
+    }
+    const held = received(viewer);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.length).toBeLessThan(4000);
+    expect(viewer.frames.some((f) => f.type === "status")).toBe(false);
+    acking = true;
+    viewer.send({ type: "ack", seq: held.at(-1)?.seq ?? 0 });
+    await viewer.next("status", () => true, 15_000);
+    await finish(runner, epoch);
+    await viewer.next("end", () => true, 15_000);
+    expect(received(viewer)).toEqual(await allEvents(run.id));
+  }, 30_000);
+
+  it("viewers attaching from a cursor while the runner streams see the log after it exactly once", async () => {
+    const { run, runner, epoch, viewerToken } = await runWithBigLog(0);
+    for (let batch = 0; batch < 6; batch++) {
+      const events = Array.from({ length: 500 }, (_, i) =>
+        agentEvent(batch * 500 + i + 1, "T", { d: "x".repeat(600) }),
+      );
+      runner.send({ type: "events", epoch, events });
+      await runner.next("ack", (f) => f.highestSourceSeq === (batch + 1) * 500);
+    }
+    const viewers: SocketProbe[] = [];
+    for (const after of [0, 1234]) {
+      const viewer = await watch(run.id, viewerToken, after);
+      acking(viewer);
+      viewers.push(viewer);
+    }
     for (let n = 3001; n <= 3040; n++) {
       runner.send({ type: "events", epoch, events: [agentEvent(n)] });
       await runner.next("ack", (f) => f.highestSourceSeq === n);
@@ -91,7 +131,7 @@ describe("bounded reads", () => {
     for (const viewer of viewers) await viewer.next("end", () => true, 15_000);
     expect(received(viewers[0] as SocketProbe)).toEqual(stored);
     expect(received(viewers[1] as SocketProbe)).toEqual(stored.filter((e) => e.seq > 1234));
-  });
+  }, 30_000);
 
   it("a viewer that does not ack its replay is closed to reconnect, and reconnecting from its last seq completes it", async () => {
     const { run, runner, epoch, viewerToken } = await runWithBigLog(7);
