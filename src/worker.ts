@@ -11,7 +11,9 @@ import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
+import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
+import { tokens } from "./routes/tokens.ts";
 
 export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
@@ -22,6 +24,7 @@ export { TenantIndex } from "./objects/tenant-index.ts";
 // refusals}, handler)` call in the router it belongs to (src/routes/api-route.ts; runs.ts shows
 // it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
+app.use("*", securityHeaders());
 app.route("/v1/stream", streams);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
@@ -31,6 +34,7 @@ app.route("/v1/runs", approvals);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
 app.route("/", referenceRoutes(app));
 app.notFound(() => errorResponse("not_found", "no such route"));

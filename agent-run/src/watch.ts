@@ -6,6 +6,7 @@ import { isTerminal, type RunEvent, type RunStatus } from "../../src/protocol/in
 import { EXIT, type ExitCode } from "./args.ts";
 import { type Api, CliError, runPath } from "./client.ts";
 import { paintFor } from "./format.ts";
+import { terminalText, terminalValue } from "./safe-text.ts";
 import { type Liveness, watchLiveness } from "./liveness.ts";
 import { jsonView, plainView, ttyView, type View } from "./views.ts";
 
@@ -185,7 +186,8 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
     let unacked = 0;
     ws.addEventListener("message", (ev) => {
       if (settled) return;
-      const frame = parseFrame(ev.data);
+      const parsed = parseFrame(ev.data);
+      const frame = api.forTerminal ? terminalValue(parsed) : parsed;
       if (frame?.type === "events" && Array.isArray(frame.events)) {
         const events = frame.events as RunEvent[];
         handlers.events(events);
@@ -206,7 +208,7 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
         settle({ kind: "dropped", reason: `the edge asked to reconnect (${String(frame.message)})` });
     });
     ws.addEventListener("close", (ev) =>
-      settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${ev.reason}` : ""}` }),
+      settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${terminalText(ev.reason)}` : ""}` }),
     );
     // Node's client reports a refused upgrade with an error and may never send a close.
     ws.addEventListener("error", () => settle({ kind: "dropped", reason: "socket error" }));

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   invalid_frame: 400,
   invalid_request: 400,
   unauthorized: 401,
+  token_revoked: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,

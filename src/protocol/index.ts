@@ -10,3 +10,4 @@ export * from "./run.ts";
 export * from "./runner.ts";
 export * from "./viewer.ts";
 export * from "./streams.ts";
+export * from "./pool.ts";

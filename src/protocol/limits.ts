@@ -19,12 +19,16 @@ export const CANCEL_GRACE_MS = 30_000;
 /** Default lifetimes of minted tokens. */
 export const VIEWER_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 export const RUNNER_TOKEN_EXTRA_MS = 24 * 60 * 60 * 1000;
+/** Longest an interacting viewer token may live (the worker's INTERACT_TOKEN_MAX_TTL_MS overrides it). */
+export const INTERACT_TOKEN_MAX_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** WebSocket close codes. */
 export const CLOSE_NORMAL = 1000;
 /** A runner hello refused by the claim-rate bound: reconnect later (the standard "try again later"). */
 export const CLOSE_TRY_AGAIN = 1013;
 export const CLOSE_FENCED = 4001;
 export const CLOSE_REJECTED = 4002;
+/** The socket's token was revoked or expired: reconnecting needs a new token. */
+export const CLOSE_CREDENTIAL = 4401;
 /**
  * A viewer that fell too far behind (its unacknowledged backlog passed the bound) or a replay
  * it did not keep up with: reconnect with `after` = the last seq it holds.

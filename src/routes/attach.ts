@@ -42,7 +42,7 @@ apiRoute(
   async (c) => {
     const stub = runOf(c);
     if (!isUpgrade(c.req.header("upgrade"))) return respond(c, await stub.runnerStatus(), 200);
-    return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner" }));
+    return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner", token: c.var.run.token }));
   },
 );
 
@@ -67,7 +67,8 @@ apiRoute(
       unwrap(await stub.get()); // 404 and 410 first, as for an upgrade
       return errorResponse("invalid_query", "this route needs a WebSocket upgrade (Upgrade: websocket)");
     }
-    const viewer = { role: "viewer", after: c.req.valid("query").after, interact: c.var.run.interact } as const;
+    const { interact, token } = c.var.run;
+    const viewer = { role: "viewer", after: c.req.valid("query").after, interact, token } as const;
     return stub.fetch(socketUpgradeRequest(c.req.url, viewer));
   },
 );

@@ -8,6 +8,7 @@ import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
+import { type PresentedToken, TokenStore } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -52,6 +53,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
+        if (machine.effects.statusChanged) machine.store.bumpStatusVersion();
         return result.value;
       });
     } catch (error) {
@@ -78,6 +80,10 @@ export class RunOperations implements RunHost {
       });
     }
     return ok(step(machine));
+  }
+
+  checkToken(token: PresentedToken): Result<null> {
+    return new TokenStore(this.storage.sql).check(token, Date.now());
   }
 
   /** A write on a run that exists and was not purged. */

@@ -1,6 +1,6 @@
 import { CLOSE_NORMAL, isTerminal, REPLAY_ACK_WAIT_MS } from "../protocol/index.ts";
 import type { RunHost } from "./host.ts";
-import { closeSocket, send, sendRaw } from "./run-sockets.ts";
+import { closeSocket, type SocketCredential, send, sendRaw } from "./run-sockets.ts";
 import { handleSocketMessage } from "./socket-messages.ts";
 import type { RunStore } from "./store.ts";
 
@@ -21,7 +21,7 @@ export async function attachViewer(
   host: RunHost,
   store: RunStore,
   ws: WebSocket,
-  viewer: { after: number; interact: boolean },
+  viewer: { after: number; interact: boolean; token: SocketCredential },
 ): Promise<void> {
   const { sockets, limits } = host;
   const initial = store.load()?.status;
@@ -34,7 +34,7 @@ export async function attachViewer(
     sockets.acceptPlainViewer(ws);
     ws.addEventListener("message", (event) => void handleSocketMessage(host, ws, event.data));
     ws.addEventListener("close", () => sockets.forget(ws));
-  } else sockets.acceptViewer(ws, viewer.interact);
+  } else sockets.acceptViewer(ws, viewer.interact, viewer.token);
   let from = store.log.position(viewer.after);
   sockets.flows.start(ws, from?.pos ?? store.logBytes());
   const ackWindow = Math.max(1, limits.viewerBacklogBytes - limits.pageBytes);

@@ -2,6 +2,7 @@
 import type { RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { AgentEvent } from "../../support/runner-client.ts";
 import { waitFor } from "../../support/wait.ts";
+import { bearerSocket } from "../../support/bearer-socket.ts";
 
 export type { AgentEvent };
 
@@ -29,8 +30,7 @@ export class TestRunner {
 
   /** Opens the socket and claims the run (again, after a drop: with the epoch it held). */
   async claim(): Promise<void> {
-    const target = `${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner?token=${encodeURIComponent(this.token)}`;
-    const ws = new WebSocket(target);
+    const ws = bearerSocket(`${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner`, this.token);
     this.ws = ws;
     this.closed = true;
     this.frames = [];

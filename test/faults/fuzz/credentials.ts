@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { signToken } from "../../../src/auth/tokens.ts";
-import { KEY_A, KEY_B } from "../../edge/helpers.ts";
+import { call, json, KEY_A, KEY_B } from "../../edge/helpers.ts";
 import { nastyString } from "./nasty.ts";
 
 /**
@@ -21,6 +21,8 @@ export const CREDENTIALS = [
   "interacting viewer of another tenant",
   "expired interacting viewer",
   "expired runner",
+  "revoked interacting viewer",
+  "year-long interacting viewer",
   "tampered",
   "signed with another secret",
   "signed non-claims",
@@ -58,6 +60,9 @@ export async function credentialsFor(
     signToken(secret, { tenant: "tenant-a", runId, role: "viewer", interact: true, exp: later, ...over } as never);
   const interacting = await claims({});
   const [prefix, body, signature] = interacting.split(".");
+  const tokens = `/v1/runs/${runId}/tokens`;
+  const revoked = await json(await call(tokens, { method: "POST", json: { role: "viewer", interact: true } }), 201);
+  await json(await call(`${tokens}/${revoked.tokenId}`, { method: "DELETE" }), 200);
   return {
     "key-a": KEY_A,
     "key-b": KEY_B,
@@ -71,6 +76,8 @@ export async function credentialsFor(
     "interacting viewer of another tenant": await claims({ tenant: "tenant-b" }),
     "expired interacting viewer": await claims({ exp: Date.now() - 1 }),
     "expired runner": await claims({ role: "runner", interact: false, exp: Date.now() - 1 }),
+    "revoked interacting viewer": revoked.token,
+    "year-long interacting viewer": await claims({ exp: Date.now() + 365 * 24 * 3_600_000 }),
     tampered: `${prefix}.${body}.${signature?.startsWith("A") ? "B" : "A"}${signature?.slice(1)}`,
     "signed with another secret": await signToken("not-the-secret", {
       tenant: "tenant-a",
