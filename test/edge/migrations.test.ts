@@ -218,7 +218,7 @@ describe("schema migrations", () => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
       revertMigration5(state.storage.sql);
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");
-      // Nor the later ones (the claim-rate window).
+      // Nor migration 6 (the claim allowance).
       state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_tokens");
       state.storage.sql.exec("ALTER TABLE run DROP COLUMN claim_tokens_at");
     });
