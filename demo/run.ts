@@ -109,11 +109,17 @@ function startBridge(runId: string, runnerToken: string, dir: string): ChildProc
     process.execPath,
     [
       path.join(REPO, "runner-bridge/bin/runner-bridge.mjs"),
-      ...["run", "--edge", url, "--run", runId, "--token", runnerToken, "--dir", dir, "--quiet", "--"],
+      ...["run", "--edge", url, "--run", runId, "--dir", dir, "--quiet", "--"],
       ...[process.execPath, path.join(REPO, "demo/agent.mjs"), "--run", runId],
       ...(process.env.AGENT_RUN_DEMO_PACE_MS ? ["--pace", process.env.AGENT_RUN_DEMO_PACE_MS] : []),
     ],
-    { cwd: REPO, detached: true, stdio: ["ignore", "inherit", "pipe"] },
+    // The token in the environment, never in argv, where the process list would show it.
+    {
+      cwd: REPO,
+      detached: true,
+      stdio: ["ignore", "inherit", "pipe"],
+      env: { ...process.env, RUNNER_BRIDGE_TOKEN: runnerToken },
+    },
   );
   bridge.stderr?.on("data", (d: Buffer) => {
     for (const line of d.toString().split("\n")) if (line.trim()) process.stderr.write(`runner-bridge: ${line}\n`);

@@ -52,7 +52,10 @@ export async function create(ctx: Context): Promise<ExitCode> {
       ["runner token", created.runnerToken],
       ["viewer token", created.viewerToken],
       ["console", `${link}  (read-only)`],
-      ["run the agent", `npx runner-bridge run --edge ${ctx.api.url} --run ${id} --token <runner token> -- CMD...`],
+      [
+        "run the agent",
+        `RUNNER_BRIDGE_TOKEN=<runner token> npx runner-bridge run --edge ${ctx.api.url} --run ${id} -- CMD...`,
+      ],
       ["watch", `npx agent-run watch ${id}`],
     ]),
   );
@@ -209,7 +212,10 @@ export async function token(ctx: Context): Promise<ExitCode> {
     ctx.print(`${ctx.paint.dim("console")}  ${link}  ${ctx.paint.dim(`(${can})`)}`);
   } else {
     ctx.print(
-      ctx.paint.dim(`npx runner-bridge run --edge ${ctx.api.url} --run ${runId} --token ${minted.token} -- CMD...`),
+      // In the environment, the token stays out of the bridge's process-list entry.
+      ctx.paint.dim(
+        `RUNNER_BRIDGE_TOKEN=${minted.token} npx runner-bridge run --edge ${ctx.api.url} --run ${runId} -- CMD...`,
+      ),
     );
   }
   return EXIT.ok;

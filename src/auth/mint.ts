@@ -1,6 +1,7 @@
 import type { Env } from "../env.ts";
 import type { RunApi } from "../objects/stubs.ts";
 import { fail, ok, type Result, type Timeouts } from "../protocol/index.ts";
+import type { TokenSpec } from "../run/token-store.ts";
 import { tenantHasKey } from "./api-keys.ts";
 import { interactTokenMaxMs, signToken, type TokenRole, tokenTtl } from "./tokens.ts";
 
@@ -31,7 +32,7 @@ export async function mintRunTokens(
   if (!tenantHasKey(env.API_KEYS, run.tenant)) return fail("unauthorized", "the tenant has no API key any more");
   const maxInteract = interactTokenMaxMs(env.INTERACT_TOKEN_MAX_TTL_MS);
   const now = Date.now();
-  const specs = [];
+  const specs: TokenSpec[] = [];
   for (const ask of asks) {
     const interact = ask.role === "viewer" && ask.interact === true;
     const ttl = tokenTtl(ask.role, ask.ttlMs, run.timeouts);

@@ -201,7 +201,7 @@ export class RunObject extends DurableObject<Env> {
   /** Records new tokens of the run and answers their ids, in order; the worker signs them. */
   issueTokens(specs: TokenSpec[]): Promise<Result<string[]>> {
     const tokens = new TokenStore(this.ctx.storage.sql);
-    return this.run.operateOnLive((m) => ok(specs.map((spec) => tokens.issue(spec, m.now))));
+    return this.run.operateOnLive((m) => tokens.issue(specs, m.now));
   }
 
   /** Whether a token may still act on the run (checked on every request a token makes). */

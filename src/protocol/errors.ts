@@ -36,6 +36,7 @@ export const ERROR_STATUS = {
   viewer_behind: 409,
   too_many_approvals: 429,
   rate_limited: 429,
+  too_many_tokens: 429,
   internal: 500,
 } as const;
 

@@ -50,8 +50,14 @@ export const RUN_BY_API_KEY = accessToRun({ apiKey: true, tokens: [] }, [{ apiKe
 /** Reading a run: an API key or a viewer token. */
 export const RUN_READER = accessToRun({ apiKey: true, tokens: ["viewer"] }, [{ apiKey: [] }, { runToken: [] }]);
 
-/** Reading a run from a browser: also a viewer token in `?token=` (the watch socket, the run stream for EventSource). */
+/** Reading a run from a browser: also a viewer token in `?token=` (the run stream, for EventSource). */
 export const RUN_READER_IN_BROWSER = { ...RUN_READER, security: [...RUN_READER.security, { queryToken: [] }] };
+
+/** The watch socket: as RUN_READER_IN_BROWSER; the run object checks the token as it accepts the socket. */
+export const RUN_WATCHER = accessToRun(
+  { apiKey: true, tokens: ["viewer"], socket: true },
+  RUN_READER_IN_BROWSER.security,
+);
 
 /** Acting on a run: an API key or a viewer token minted with `interact`. */
 export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], needInteract: true }, [
@@ -60,7 +66,7 @@ export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], need
 ]);
 
 /** The runner socket and its preflight: a runner token only, in the Authorization header. */
-export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }]);
+export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"], socket: true }, [{ runToken: [] }]);
 
 /** A runner's HTTP routes (recovery state, checkpoints): its runner token, in the header only. */
 export const RUNNER_HTTP = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }]);

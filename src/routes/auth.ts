@@ -58,6 +58,11 @@ export interface RunRule {
   tokens: TokenRole[];
   /** Viewer tokens must have been minted with `interact`. */
   needInteract?: boolean;
+  /**
+   * A WebSocket route: on an upgrade the run object checks the token itself as it accepts the
+   * socket (where no revocation can slip between check and accept), so the worker does not ask.
+   */
+  socket?: boolean;
 }
 
 /**
@@ -100,7 +105,8 @@ export function runAccess(rule: RunRule): MiddlewareHandler<RunEnv> {
     const access = checkRunAccess(c.get("caller"), c.req.param("runId") ?? "", rule, maxInteractMs);
     if (!access.ok) return failureResponse(access);
     const { token } = access.value;
-    if (token) {
+    const upgrade = rule.socket === true && c.req.header("upgrade")?.toLowerCase() === "websocket";
+    if (token && !upgrade) {
       const live = await runOf({ env: c.env, var: { run: access.value } }).checkToken(token);
       if (!live.ok) return failureResponse(live);
     }

@@ -33,7 +33,7 @@ apiRoute(
       201: jsonResponse(CreatedRun, "Created, with its runner and viewer tokens"),
       200: jsonResponse(CreatedRun, "An identical earlier create: the same run, fresh tokens"),
     },
-    refusals: ["invalid_json", "invalid_body", "payload_too_large", "conflict", "gone"],
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "conflict", "gone", "too_many_tokens"],
   },
   async (c) => {
     const tenant = c.var.tenant;

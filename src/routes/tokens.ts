@@ -22,7 +22,7 @@ apiRoute(
     access: RUN_BY_API_KEY,
     request: { params: RunParams, body: jsonRequest(TokenBody) },
     responses: { 201: jsonResponse(MintedToken, "The token") },
-    refusals: ["invalid_json", "invalid_body", "payload_too_large", "not_found", "gone"],
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "not_found", "gone", "too_many_tokens"],
   },
   async (c) => {
     const { tenant, runId } = c.var.run;

@@ -1,4 +1,4 @@
-import { fail, ok, type Result } from "../protocol/index.ts";
+import { fail, ok, type Result, RUN_TOKENS_LIVE_MAX } from "../protocol/index.ts";
 
 /**
  * The run's record of the tokens it minted (the `run_tokens` table): each token id with its role
@@ -25,9 +25,21 @@ export class TokenStore {
     this.sql = sql;
   }
 
-  /** Records a new token and answers its id. Rows of expired tokens are dropped on the way. */
-  issue(spec: TokenSpec, now: number): string {
+  /**
+   * Records new tokens and answers their ids, or refuses them all when the run would hold more
+   * than RUN_TOKENS_LIVE_MAX live ones. Rows of expired tokens are dropped on the way.
+   */
+  issue(specs: TokenSpec[], now: number): Result<string[]> {
     this.sql.exec("DELETE FROM run_tokens WHERE expires_at <= ?", now);
+    const live = this.sql.exec<{ count: number }>("SELECT COUNT(*) AS count FROM run_tokens").one().count;
+    if (live + specs.length > RUN_TOKENS_LIVE_MAX) {
+      const message = `a run holds at most ${RUN_TOKENS_LIVE_MAX} unexpired tokens; revoke them all or let some expire`;
+      return fail("too_many_tokens", message);
+    }
+    return ok(specs.map((spec) => this.insert(spec, now)));
+  }
+
+  private insert(spec: TokenSpec, now: number): string {
     const tokenId = crypto.randomUUID();
     this.sql.exec(
       "INSERT INTO run_tokens (token_id, role, interact, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
@@ -72,7 +84,10 @@ export class TokenStore {
     return ok({ revokedAt: now });
   }
 
-  /** Revokes every token of the run, those without ids included; answers how many live ones had ids. */
+  /**
+   * Revokes every token of the run, those without ids included; answers how many live ones had
+   * ids. Their rows are dropped, so their ids are forgotten (revoking one of them later is 404).
+   */
   revokeAll(now: number): number {
     const live = this.sql
       .exec<{ count: number }>(
@@ -80,7 +95,8 @@ export class TokenStore {
         now,
       )
       .one().count;
-    this.sql.exec("UPDATE run_tokens SET revoked_at = ? WHERE revoked_at IS NULL", now);
+    // Every row goes: a token whose id has no row is refused, and the run's room for new ones is free.
+    this.sql.exec("DELETE FROM run_tokens");
     this.sql.exec(
       "UPDATE run SET legacy_tokens_revoked_at = ? WHERE singleton = 1 AND legacy_tokens_revoked_at IS NULL",
       now,

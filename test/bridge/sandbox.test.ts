@@ -3,7 +3,7 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { onPath } from "../../runner-bridge/src/sandbox/check.ts";
 import { waitFor } from "../support/wait.ts";
 import { FIXTURES, NODE, runArgs, tempDir } from "./harness/bridge.ts";
@@ -15,6 +15,10 @@ import { custom } from "./harness/ndjson-events.ts";
 // attempt as an event; each must fail, and the run still ends with exactly those events.
 
 const t = useEdge();
+const varTmpDirs: string[] = [];
+afterAll(() => {
+  for (const dir of varTmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every command line on the host that contains `needle` (the bridge's, the supervisor's, bwrap's, the agent's). */
 function commandLinesWith(needle: string): string[] {
@@ -54,7 +58,9 @@ async function startEscapeRun(options: {
   const created = await t.api.createRun(options.body);
   const dir = t.runDir();
   const workspace = tempDir("workspace-");
+  // Outside /tmp (which the sandbox replaces), so the agent sees it and finds it read-only.
   const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
+  varTmpDirs.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
   const plan = {
@@ -210,6 +216,30 @@ describe("--sandbox os", () => {
     } finally {
       listed.close();
     }
+  });
+
+  it("a program named by a relative path is the one beside the bridge; the agent starts in its workspace", async () => {
+    // Not under /tmp, which the sandbox replaces with its own.
+    const here = fs.mkdtempSync("/var/tmp/bridge-cwd-");
+    varTmpDirs.push(here);
+    fs.writeFileSync(path.join(here, "agent.sh"), `#!/bin/sh\nprintf '{"type":"started.in","cwd":"%s"}\\n' "$PWD"\n`, {
+      mode: 0o755,
+    });
+    const workspace = tempDir("workspace-");
+    const created = await t.api.createRun();
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: created.run.id,
+        token: created.runnerToken,
+        dir: t.runDir(),
+        extra: ["--sandbox", "os", "--workspace", workspace],
+        agent: ["./agent.sh"],
+      }),
+      { cwd: here },
+    );
+    expect(await bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(created.run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
   });
 
   it("refuses with one clear line when bwrap is missing, cannot make namespaces, or socat is missing for allow:", async () => {

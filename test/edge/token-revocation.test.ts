@@ -1,9 +1,9 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
-import { CLOSE_CREDENTIAL } from "../../src/protocol/index.ts";
+import { CLOSE_CREDENTIAL, RUN_TOKENS_LIVE_MAX } from "../../src/protocol/index.ts";
 import worker from "../../src/worker.ts";
-import { allEvents, call, createRun, DAY, getRun, json, uniqueRunId } from "./helpers.ts";
+import { allEvents, call, createRun, DAY, getRun, json, runObject, uniqueRunId } from "./helpers.ts";
 import { claim, watch } from "./sockets.ts";
 
 const mint = async (runId: string, body: Record<string, unknown>) =>
@@ -175,5 +175,29 @@ describe("?token= takes only viewer tokens", () => {
     const stream = await call(`/v1/runs/${run.id}/stream?offset=-1&token=${viewerToken}`, { key: null });
     expect(stream.status).toBe(200);
     await stream.body?.cancel();
+  });
+});
+
+describe("a run's token records are bounded", () => {
+  it(`past ${RUN_TOKENS_LIVE_MAX} unexpired tokens minting is refused 429 until the run's tokens are revoked`, async () => {
+    const { run } = await createRun();
+    // Two tokens from the create; fill the rest as minting would have.
+    await runInDurableObject(runObject(run.id), (_instance, state) => {
+      const later = Date.now() + DAY;
+      for (let i = 2; i < RUN_TOKENS_LIVE_MAX - 1; i++) {
+        state.storage.sql.exec(
+          "INSERT INTO run_tokens (token_id, role, interact, created_at, expires_at) VALUES (?, 'viewer', 0, ?, ?)",
+          `filler-${i}`,
+          Date.now(),
+          later,
+        );
+      }
+    });
+    const last = await mint(run.id, { role: "viewer" });
+    const refused = await call(`/v1/runs/${run.id}/tokens`, { method: "POST", json: { role: "viewer" } });
+    expect((await json(refused, 429)).error.code).toBe("too_many_tokens");
+    expect((await json(await call(`/v1/runs/${run.id}`, { key: last.token }), 200)).id).toBe(run.id);
+    expect((await json(await revoke(run.id), 200)).revoked).toBe(RUN_TOKENS_LIVE_MAX);
+    expect((await mint(run.id, { role: "viewer" })).role).toBe("viewer");
   });
 });
