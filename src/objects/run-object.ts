@@ -22,6 +22,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
+import { outboxDeliverer } from "../pools/deliver.ts";
 import { failureResponse } from "../routes/respond.ts";
 import {
   abortCheckpoint,
@@ -60,7 +61,13 @@ export class RunObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
-    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant), runLimits(env));
+    this.run = new RunOperations(
+      ctx,
+      this.waiters,
+      (tenant) => tenantIndexStub(env, tenant),
+      outboxDeliverer(env),
+      runLimits(env),
+    );
     // The alarm is set after each commit, not in it: an operation that committed and then died
     // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
     void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));

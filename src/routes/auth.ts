@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { tenantForKey, tenantHasKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
+import { looksLikePoolKey } from "../auth/pool-keys.ts";
 import { interactTokenMaxMs, looksLikeToken, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
@@ -29,6 +30,8 @@ async function identify(c: AppContext): Promise<Result<Caller>> {
   const found = credentialOf(c);
   if (!found) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
   const { credential, inQuery } = found;
+  if (looksLikePoolKey(credential))
+    return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
   if (looksLikeToken(credential)) {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
     if (!claims.ok) return claims;
