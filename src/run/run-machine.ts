@@ -13,7 +13,6 @@ import {
   type Result,
   type RunRecord,
   type RunStatus,
-  resolveTimeouts,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
 import { CheckpointStore } from "./checkpoint-store.ts";
@@ -22,7 +21,7 @@ import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
 import { Outbox } from "./outbox.ts";
-import { notifyDispatcher, poolFields, recoveryPolicyOf } from "./pool-run.ts";
+import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./pool-run.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 
@@ -127,7 +126,7 @@ export class RunMachine {
       }
       return ok({ created: false });
     }
-    const timeouts = resolveTimeouts(body.timeouts);
+    const timeouts = timeoutsOf(body);
     this.store.insert({
       tenant,
       runId,
