@@ -169,6 +169,33 @@ describe("run page", () => {
     expect(outcome).not.toMatch(/cancelled\s+cancelled/i);
   });
 
+  it("Jump to latest, shown once the reader scrolls up, covers no row's JSON or Link button", async () => {
+    const created = await t.alpha.create("jump-1");
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const lines: AgentEvent[] = [];
+    for (let n = 0; n < 120; n++) {
+      lines.push({ type: "TEXT_MESSAGE_CHUNK", data: { messageId: `j${n}`, role: "assistant", delta: `line ${n}` } });
+    }
+    await runner.send(lines);
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    await page.goto(t.url("/runs/jump-1"));
+    await page.locator("li.row", { hasText: "line 119" }).waitFor();
+    await page.locator(".transcript-scroll").evaluate((el) => el.scrollBy(0, -600));
+    const jump = page.locator("button.jump");
+    await jump.waitFor();
+    const box = await jump.boundingBox();
+    if (!box) throw new Error("Jump to latest has no box");
+    const overlapping: string[] = [];
+    for (const button of await page.locator(".row-meta .link-button").all()) {
+      const b = await button.boundingBox();
+      if (b && b.x < box.x + box.width && box.x < b.x + b.width && b.y < box.y + box.height && box.y < b.y + b.height) {
+        overlapping.push((await button.getAttribute("aria-label")) ?? "?");
+      }
+    }
+    expect(overlapping).toEqual([]);
+  });
+
   it("the timeline: turns, tool calls, approvals and runner gaps as bars linked to their rows", async () => {
     const created = await t.alpha.create("timeline-1", {
       agent: { name: "codex" },
