@@ -109,11 +109,17 @@ function startBridge(runId: string, runnerToken: string, dir: string): ChildProc
     process.execPath,
     [
       path.join(REPO, "runner-bridge/bin/runner-bridge.mjs"),
-      ...["run", "--edge", url, "--run", runId, "--token", runnerToken, "--dir", dir, "--quiet", "--"],
+      ...["run", "--edge", url, "--run", runId, "--dir", dir, "--quiet", "--"],
       ...[process.execPath, path.join(REPO, "demo/agent.mjs"), "--run", runId],
       ...(process.env.AGENT_RUN_DEMO_PACE_MS ? ["--pace", process.env.AGENT_RUN_DEMO_PACE_MS] : []),
     ],
-    { cwd: REPO, detached: true, stdio: ["ignore", "inherit", "pipe"] },
+    // The token in the environment, never in argv, where the process list would show it.
+    {
+      cwd: REPO,
+      detached: true,
+      stdio: ["ignore", "inherit", "pipe"],
+      env: { ...process.env, RUNNER_BRIDGE_TOKEN: runnerToken },
+    },
   );
   bridge.stderr?.on("data", (d: Buffer) => {
     for (const line of d.toString().split("\n")) if (line.trim()) process.stderr.write(`runner-bridge: ${line}\n`);
@@ -184,7 +190,8 @@ async function main(): Promise<number> {
     bridge = startBridge(runId, created.runnerToken, dir);
     const env = [
       process.env.AGENT_RUN_KEY ? "" : `AGENT_RUN_KEY=${key} `,
-      url === DEFAULT_URL || process.env.AGENT_RUN_URL ? "" : `AGENT_RUN_URL=${url} `,
+      // Set for the demo alone (`AGENT_RUN_URL=… npm run demo`), it is not in the next shell: say it.
+      url === DEFAULT_URL ? "" : `AGENT_RUN_URL=${url} `,
     ].join("");
     const command = (sub: string) => `${env}npx agent-run ${sub}`;
     say(

@@ -1,9 +1,15 @@
+import type { Dispatcher } from "./objects/dispatcher.ts";
 import type { RunObject } from "./objects/run-object.ts";
+import type { TenantPools } from "./objects/tenant-pools.ts";
 import type { TenantIndex } from "./objects/tenant-index.ts";
 
 export interface Env {
   RUNS: DurableObjectNamespace<RunObject>;
   TENANTS: DurableObjectNamespace<TenantIndex>;
+  /** One Dispatcher per (tenant, queue) of pool runs (reach it via dispatcherStub). */
+  DISPATCHERS: DurableObjectNamespace<Dispatcher>;
+  /** One TenantPools per tenant: pool keys and queue names (reach it via tenantPoolsStub). */
+  POOLS: DurableObjectNamespace<TenantPools>;
   /** Comma-separated `key=tenant` pairs. */
   API_KEYS: string;
   /** HMAC secret for runner and viewer tokens. */
@@ -14,10 +20,19 @@ export interface Env {
   ALLOW_ANONYMOUS_STREAMS?: string;
   /** The static assets (console/dist): the console, and the API reference page's script and stylesheet. */
   ASSETS?: Fetcher;
+  /** Development only (.dev.vars): the API key the console's sign-in page suggests on localhost. */
+  DEV_SIGN_IN_KEY?: string;
   /** Largest checkpoint a run takes, in bytes (default 52428800, 50 MiB). */
   CHECKPOINT_MAX_BYTES?: string;
   /** Longest an interacting viewer token may live, in milliseconds (default 604800000, 7 days). */
   INTERACT_TOKEN_MAX_TTL_MS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
+  // Per-run bounds (defaults in src/protocol/limits.ts RUN_LIMIT_DEFAULTS, listed in docs/SECURITY.md).
+  READ_PAGE_MAX_BYTES?: string;
+  VIEWERS_PER_RUN_MAX?: string;
+  VIEWER_BACKLOG_MAX_BYTES?: string;
+  APPROVALS_PENDING_MAX?: string;
+  RUN_LOG_MAX_BYTES?: string;
+  CLAIMS_PER_MINUTE?: string;
 }

@@ -1,22 +1,30 @@
 import { HTTPException } from "hono/http-exception";
 import { referenceRoutes } from "./openapi/routes.ts";
 import { apiRouter } from "./routes/api-route.ts";
+import { approvals } from "./routes/approvals.ts";
 import { attach } from "./routes/attach.ts";
 import { authenticate } from "./routes/auth.ts";
 import { checkpoints } from "./routes/checkpoint.ts";
 import { commands } from "./routes/commands.ts";
 import { events } from "./routes/events.ts";
+import { fallback } from "./routes/fallback.ts";
+import { devSignIn } from "./routes/dev-sign-in.ts";
+import { poolSocket } from "./routes/pool-socket.ts";
+import { pools } from "./routes/pools.ts";
 import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
+import { rerun } from "./routes/rerun.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
 import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
 
+export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
 export { TenantIndex } from "./objects/tenant-index.ts";
+export { TenantPools } from "./objects/tenant-pools.ts";
 
 // Every route is declared with its documentation, so /openapi.json describes exactly what is
 // mounted here. A new route is one `apiRoute(router, {method, path, access, request, responses,
@@ -25,17 +33,23 @@ export { TenantIndex } from "./objects/tenant-index.ts";
 const app = apiRouter();
 app.use("*", securityHeaders());
 app.route("/v1/stream", streams);
+app.route("/", devSignIn);
+// Only a pool key opens the pool socket, so it comes before the API's authentication.
+app.route("/v1/pools", poolSocket);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
 app.route("/v1/runs", events);
 app.route("/v1/runs", commands);
+app.route("/v1/runs", approvals);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", rerun);
 app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
+app.route("/v1", pools);
 app.route("/", referenceRoutes(app));
-app.notFound(() => errorResponse("not_found", "no such route"));
+app.notFound(fallback(app));
 app.onError((error) => {
   // A refusal from a handler (src/routes/respond.ts) carries its response.
   if (error instanceof HTTPException) return error.getResponse();

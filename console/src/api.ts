@@ -120,12 +120,25 @@ export class Api {
     return this.call("POST", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`, body);
   }
 
+  /** One approval with its full request (the run record's summaries leave large ones out). */
+  approval(runId: string, requestId: string): Promise<ApprovalRecord> {
+    return this.call("GET", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`);
+  }
+
   cancel(runId: string, body: CancelBody): Promise<{ created: boolean; command: CommandRecord | null; run: unknown }> {
     return this.call("POST", `${path(runId)}/cancel`, body);
   }
 
   recover(runId: string, body: RecoverBody): Promise<RecoverAccepted> {
     return this.call("POST", `${path(runId)}/recover`, body);
+  }
+
+  rerun(runId: string): Promise<{ run: RunRecord; runnerToken: string; viewerToken: string }> {
+    return this.call("POST", `${path(runId)}/rerun`, {});
+  }
+
+  reruns(runId: string): Promise<{ rerunOf: string | null; reruns: string[] }> {
+    return this.call("GET", `${path(runId)}/reruns`);
   }
 
   mintToken(runId: string, body: TokenBody): Promise<{ token: string; role: string; interact: boolean }> {

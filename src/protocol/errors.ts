@@ -8,6 +8,8 @@ import { RunStatus } from "./run.ts";
 export const ERROR_STATUS = {
   invalid_json: 400,
   invalid_query: 400,
+  /** A path segment (a run id, a request id) that is not one. */
+  invalid_path: 400,
   invalid_body: 422,
   invalid_frame: 400,
   invalid_request: 400,
@@ -31,6 +33,11 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
+  quota_exceeded: 413,
+  too_many_viewers: 429,
+  viewer_behind: 409,
+  too_many_approvals: 429,
+  rate_limited: 429,
   too_many_tokens: 429,
   internal: 500,
 } as const;

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { tenantForKey, tenantHasKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
+import { looksLikePoolKey } from "../auth/pool-keys.ts";
 import { interactTokenMaxMs, looksLikeToken, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
@@ -30,6 +31,8 @@ async function identify(c: AppContext): Promise<Result<Caller>> {
   const found = credentialOf(c);
   if (!found) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
   const { credential, inQuery } = found;
+  if (looksLikePoolKey(credential))
+    return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
   if (looksLikeToken(credential)) {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
     if (!claims.ok) return claims;
@@ -81,7 +84,7 @@ function mayInteract(claims: TokenClaims, maxInteractMs: number): Result<boolean
 /** The caller's access to the run in the path, or why it has none. */
 function checkRunAccess(caller: Caller, runId: string, rule: RunRule, maxInteractMs: number): Result<RunAccess> {
   if (!RunId.safeParse(runId).success)
-    return fail("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    return fail("invalid_path", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
   if (caller.kind === "tenant") {
     if (!rule.apiKey) return fail("forbidden", "this route takes a runner token, not an API key");
     return ok({ tenant: caller.tenant, runId, interact: true, token: null });

@@ -1,8 +1,11 @@
 import { mintRunTokens } from "../auth/mint.ts";
-import { runStub, tenantIndexStub } from "../objects/stubs.ts";
+import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
+import { placeResult, withPlacement } from "../pools/placement.ts";
 import {
   CreatedRun,
   CreateRunBody,
+  DEFAULT_QUEUE,
+  fail,
   ListRunsQuery,
   PurgedRun,
   RunParams,
@@ -12,7 +15,13 @@ import {
 import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
+import { TOO_MANY_QUEUES } from "./pools.ts";
 import { respond, unwrap } from "./respond.ts";
+
+/** The queue a create body puts its run in: a pool run's (agent names a profile), else none. */
+function poolQueueOf(body: CreateRunBody): string | null {
+  return typeof body.agent === "string" ? (body.queue ?? DEFAULT_QUEUE) : null;
+}
 
 /** Creating, reading, listing and deleting runs (their tokens: tokens.ts). */
 export const runs = apiRouter();
@@ -39,8 +48,12 @@ apiRoute(
     const tenant = c.var.tenant;
     const body = c.req.valid("json");
     const runId = body.runId ?? crypto.randomUUID();
+    const queue = poolQueueOf(body);
+    if (queue !== null && !(await tenantPoolsStub(c.env, tenant).addQueue(queue))) {
+      unwrap(fail("invalid_body", TOO_MANY_QUEUES));
+    }
     const stub = runStub(c.env, tenant, runId);
-    const { run, created } = unwrap(await stub.create(tenant, runId, body));
+    const { run, created } = unwrap(await placeResult(c.env, tenant, await stub.create(tenant, runId, body)));
     const asks = [{ role: "runner" }, { role: "viewer" }] as const;
     const [runner, viewer] = unwrap(
       await mintRunTokens(c.env, { tenant, runId, stub, timeouts: run.timeouts }, [...asks]),
@@ -86,7 +99,10 @@ apiRoute(
     responses: { 200: jsonResponse(RunRecord, "The run record") },
     refusals: ["not_found", "gone"],
   },
-  async (c) => respond(c, await runOf(c).get(), 200),
+  async (c) => {
+    const found = unwrap(await runOf(c).get());
+    return c.json(await withPlacement(c.env, c.var.run.tenant, found), 200);
+  },
 );
 
 apiRoute(

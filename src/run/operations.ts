@@ -1,11 +1,15 @@
+import { LOG_START } from "../log/offsets.ts";
 import type { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
 import type { RunHost } from "./host.ts";
 import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
+import { type Deliver, Outbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
+import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
+import { Timers } from "./timers.ts";
 import { type PresentedToken, TokenStore } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
@@ -26,15 +30,28 @@ class Refused extends Error {
  */
 export class RunOperations implements RunHost {
   readonly sockets: RunSockets;
+  readonly limits: RunLimits;
   private readonly storage: DurableObjectStorage;
   private readonly waiters: LogWaiters;
   private readonly tenantIndex: (tenant: string) => TenantIndexApi;
+  private readonly deliver: Deliver;
+  /** One outbox delivery at a time; `flushAgain` asks the running one for another pass. */
+  private flushing = false;
+  private flushAgain = false;
 
-  constructor(ctx: DurableObjectState, waiters: LogWaiters, tenantIndex: (tenant: string) => TenantIndexApi) {
-    this.sockets = new RunSockets(ctx);
+  constructor(
+    ctx: DurableObjectState,
+    waiters: LogWaiters,
+    tenantIndex: (tenant: string) => TenantIndexApi,
+    deliver: Deliver,
+    limits: RunLimits,
+  ) {
+    this.limits = limits;
+    this.sockets = new RunSockets(ctx, limits.viewerBacklogBytes);
     this.storage = ctx.storage;
     this.waiters = waiters;
     this.tenantIndex = tenantIndex;
+    this.deliver = deliver;
   }
 
   async operate<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
@@ -52,11 +69,32 @@ export class RunOperations implements RunHost {
       throw error;
     }
     const run = machine.run();
-    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status);
+    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.store.log.state()?.tail ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await scheduleAlarm(this.storage, machine.timers);
     if (machine.effects.statusChanged) await syncTenantIndex(this.storage, this.tenantIndex);
+    if (machine.outbox.added) await this.flushOutbox();
     return ok(value);
+  }
+
+  /** Delivers the outbox's notifications (outbox.ts); what fails is retried by the alarm. */
+  async flushOutbox(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      const outbox = new Outbox(this.storage.sql);
+      do {
+        this.flushAgain = false;
+        const { failed } = await outbox.flush(this.deliver, Date.now);
+        if (failed) break;
+      } while (this.flushAgain);
+    } finally {
+      this.flushing = false;
+      await scheduleAlarm(this.storage, new Timers(this.storage.sql));
+    }
   }
 
   /** A read that answers 404 for no run and 410 for a purged one. */
@@ -92,10 +130,11 @@ export class RunOperations implements RunHost {
       return ok(null);
     });
     if (fired.ok && indexSync) await syncTenantIndex(this.storage, this.tenantIndex);
+    if (new Timers(this.storage.sql).get("outbox") !== null) await this.flushOutbox();
   }
 
   private machine(): RunMachine {
-    return new RunMachine(this.storage.sql, Date.now(), () => this.runnerConnected());
+    return new RunMachine(this.storage.sql, Date.now(), () => this.runnerConnected(), this.limits);
   }
 
   private runnerConnected(): boolean {

@@ -6,6 +6,7 @@ import {
   type CommandType,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
+  type ErrorCode,
   fail,
   isTerminal,
   ok,
@@ -13,7 +14,6 @@ import {
   type Result,
   type RunRecord,
   type RunStatus,
-  resolveTimeouts,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
 import { CheckpointStore } from "./checkpoint-store.ts";
@@ -21,8 +21,14 @@ import { RecoveryDecisions } from "./decision-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
+import { Outbox } from "./outbox.ts";
+import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./pool-run.ts";
+import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+
+/** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
+const REFUSED_APPROVAL = "too_many_approvals" satisfies ErrorCode;
 
 /** Ids the object gives its own commands start with "~", which client command ids cannot. */
 export const DEFAULT_CANCEL_ID = "~cancel";
@@ -49,12 +55,15 @@ export class RunMachine {
   readonly checkpoints: CheckpointStore;
   readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
+  readonly outbox: Outbox;
 
   readonly now: number;
+  readonly limits: RunLimits;
   private readonly runnerConnected: () => boolean;
 
-  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean) {
+  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean, limits: RunLimits = runLimits({})) {
     this.now = now;
+    this.limits = limits;
     this.runnerConnected = runnerConnected;
     this.store = new RunStore(sql);
     this.commands = new CommandStore(sql);
@@ -62,6 +71,7 @@ export class RunMachine {
     this.checkpoints = new CheckpointStore(sql);
     this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
+    this.outbox = new Outbox(sql);
   }
 
   run(): RunRow | null {
@@ -98,12 +108,18 @@ export class RunMachine {
       timeouts: run.timeouts,
       retentionMs: run.retentionMs,
       metadata: run.metadata,
-      pendingApprovals: this.approvals.pending(),
+      pendingApprovals: this.approvals.pendingSummaries(),
       runner: {
         id: run.runnerId,
         connected: this.runnerConnected(),
         leaseExpiresAt: iso(this.timers.get("lease")),
       },
+      queue: run.queue,
+      recoveryPolicy: recoveryPolicyOf(run),
+      // The dispatcher's view; the routes fill it in (src/pools/placement.ts).
+      poolHost: null,
+      queuePosition: null,
+      dispatch: null,
     };
   }
 
@@ -117,7 +133,7 @@ export class RunMachine {
       }
       return ok({ created: false });
     }
-    const timeouts = resolveTimeouts(body.timeouts);
+    const timeouts = timeoutsOf(body);
     this.store.insert({
       tenant,
       runId,
@@ -129,6 +145,7 @@ export class RunMachine {
       metadata: body.metadata ?? {},
       timeouts,
       retentionMs: body.retentionMs ?? DEFAULT_RETENTION_MS,
+      ...poolFields(body),
     });
     this.control(0, "run.created", {
       runId,
@@ -139,6 +156,7 @@ export class RunMachine {
     this.timers.set("claim", this.now + timeouts.claimMs);
     this.timers.set("deadline", this.now + timeouts.runMs);
     this.effects.statusChanged = true;
+    notifyDispatcher(this, "queued", { start: "run" });
     return ok({ created: true });
   }
 
@@ -235,7 +253,7 @@ export class RunMachine {
     if (run.purgedAt !== null) return fail("gone", "run was already purged", { status: run.status });
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
     this.store.purge(this.now);
-    this.timers.clearAllExcept(["index_sync"]);
+    this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.effects.statusChanged = true;
     return ok({ status: run.status });
   }
@@ -273,10 +291,11 @@ export class RunMachine {
     const run = this.mustLoad();
     this.store.finish(outcome, this.now);
     if (run.recovery !== null) this.store.setRecovery(null);
-    this.timers.clearAllExcept(["index_sync"]);
+    this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.timers.set("retention", this.now + run.retentionMs);
     this.control(run.epoch, "run.finished", { outcome });
     this.effects.statusChanged = true;
+    notifyDispatcher(this, "finished");
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 
@@ -295,7 +314,7 @@ export class RunMachine {
     // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
     const asked = this.approvals.generationOf(requestId) ?? run.generation;
     if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
-    if (run.status === "waiting" && this.approvals.pending().length === 0) this.setStatus("running");
+    if (run.status === "waiting" && this.approvals.pendingCount() === 0) this.setStatus("running");
     return approval;
   }
 
@@ -304,7 +323,7 @@ export class RunMachine {
     this.timers.set("lease", this.now + run.timeouts.heartbeatMs);
     if (run.status !== "stalled") return;
     this.timers.clear("takeover");
-    this.setStatus(this.approvals.pending().length > 0 ? "waiting" : "running");
+    this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");
     this.control(run.epoch, "run.resumed", { epoch: run.epoch });
   }
 
@@ -323,10 +342,25 @@ export class RunMachine {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return;
     if (this.approvals.find(requestId)) return;
     const run = this.mustLoad();
+    if (this.approvals.pendingCount() >= this.limits.pendingApprovals) {
+      this.refuseApproval(run, requestId, seq);
+      return;
+    }
     const expiresAt = this.now + run.timeouts.approvalMs;
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+  }
+
+  /**
+   * The run already has its most pending approvals (APPROVALS_PENDING_MAX): the request is denied
+   * at once, as an expiry the runner is told of, so the agent goes on and the run stays healthy.
+   */
+  private refuseApproval(run: RunRow, requestId: string, seq: number): void {
+    const fields = { requestId, decision: "deny" as const, reason: REFUSED_APPROVAL };
+    this.approvals.insertRefused(requestId, seq, run.generation, REFUSED_APPROVAL, this.now);
+    this.control(run.epoch, "approval.expired", fields);
+    this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, run.generation);
   }
 
   private noticeSession(data: unknown): void {

@@ -137,8 +137,28 @@ describe("run page, steering", () => {
     await page.unroute((url) => url.pathname === "/v1/runs/stale-1");
     for (const release of held.splice(0)) await release();
     await card.waitFor({ state: "detached" });
-    await expect(page.locator(".approvals .notice").textContent()).resolves.toContain("no longer pending");
+    await expect(page.locator("section[aria-label=Approvals] .notice").textContent()).resolves.toContain(
+      "no longer pending",
+    );
     expect(runner.commands.map((command) => command.decision)).toEqual(["deny"]);
+  });
+});
+
+describe("run page, large approval requests", () => {
+  it("a request too large for the run record is fetched from its own route and shown on its card", async () => {
+    const created = await t.alpha.create("steer-large");
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const patch = `--- a/app.ts\n+++ b/app.ts\n${"+ added line\n".repeat(1500)}`;
+    await runner.send([{ type: "approval.requested", data: { requestId: "patch-1", tool: "apply_patch", patch } }]);
+    expect((await t.alpha.ok("GET", "/v1/runs/steer-large")).pendingApprovals).toMatchObject([
+      { requestId: "patch-1", truncated: true, data: null },
+    ]);
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    await page.goto(t.url("/runs/steer-large"));
+    const card = page.locator("li.approval[data-request-id='patch-1']");
+    await card.locator("dd", { hasText: "apply_patch" }).waitFor();
+    await expect(card.locator("dd", { hasText: "--- a/app.ts" }).textContent()).resolves.toContain("+ added line");
   });
 });
 

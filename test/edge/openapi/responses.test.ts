@@ -1,6 +1,8 @@
+import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun, KEY_B, uniqueRunId } from "../helpers.ts";
 import { lose, patterned, runWith, session, sha256 } from "../recovery-helpers.ts";
+import { connectHost, createPoolRun, mintPoolKey } from "../pool-helpers.ts";
 import { agentEvent, claim } from "../sockets.ts";
 import { Documented, fetchDocument } from "./documented.ts";
 
@@ -110,6 +112,26 @@ describe("runs, as documented", () => {
     expect((await api.send("post", `${RUN}/tokens`, { runId: "nope" }, { json: { role: "viewer" } })).status).toBe(404);
   });
 
+  it("dev sign-in: the key on a loopback host with DEV_SIGN_IN_KEY set, nulls on any other host", async () => {
+    const worker = (exports as unknown as { default: Fetcher }).default;
+    const local = await worker.fetch("http://localhost:8787/v1/dev/sign-in");
+    expect(await api.expectResponse("get", "/v1/dev/sign-in", local)).toEqual({ key: "key-a", tenant: "tenant-a" });
+    const elsewhere = await api.send("get", "/v1/dev/sign-in", {}, { key: null });
+    expect([elsewhere.status, elsewhere.body]).toEqual([200, { key: null, tenant: null }]);
+  });
+
+  it("rerun: 201, the same id again 200; reruns: 200 both ways; an unknown run 404", async () => {
+    const { run } = await createRun({ input: { prompt: "again" } });
+    const made = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: {} });
+    expect(made).toMatchObject({ status: 201, body: { run: { input: { prompt: "again" } } } });
+    const id = made.body.run.id;
+    const same = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: { runId: id } });
+    expect(same).toMatchObject({ status: 200, body: { run: { id } } });
+    const links = await api.send("get", `${RUN}/reruns`, { runId: id });
+    expect(links).toMatchObject({ status: 200, body: { rerunOf: run.id, reruns: [] } });
+    expect((await api.send("post", `${RUN}/rerun`, { runId: "nope" }, { json: {} })).status).toBe(404);
+  });
+
   it("revoking tokens: one 200, an unknown id 404, all 200; the revoked token 401", async () => {
     const { run, viewerToken, viewerTokenId } = await createRun();
     const one = await api.send("delete", `${RUN}/tokens/{tokenId}`, { runId: run.id, tokenId: viewerTokenId });
@@ -158,6 +180,14 @@ describe("operators, as documented", () => {
     expect((await decide({ decision: "approve" })).body.approval).toMatchObject({ state: "approved" });
     expect((await decide({ decision: "approve" })).status).toBe(200);
     expect((await decide({ decision: "deny" })).body.error.code).toBe("stale");
+    runner.close();
+  });
+
+  it("one approval: 200 with the full request, 404 for a request the run never had", async () => {
+    const { run, runner } = await waitingRun();
+    const read = (requestId: string) => api.send("get", `${RUN}/approvals/{requestId}`, { runId: run.id, requestId });
+    expect((await read("req-1")).body).toMatchObject({ requestId: "req-1", state: "pending", data: { tool: "shell" } });
+    expect((await read("nope")).body.error.code).toBe("not_found");
     runner.close();
   });
 
@@ -254,6 +284,37 @@ describe("sockets and streams, as documented", () => {
     expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
     expect((await api.send("get", "/schemas/viewer-frames.json", {}, { key: null })).status).toBe(200);
+    expect((await api.send("get", "/schemas/pool-frames.json", {}, { key: null })).status).toBe(200);
+  });
+});
+
+describe("pools, as documented", () => {
+  it("pool keys: mint 201, list 200, revoke 200 then a repeat 200, unknown 404, bad id 400", async () => {
+    const minted = await api.send("post", "/v1/pool-keys", {}, { json: { label: "ci" } });
+    expect(minted.status).toBe(201);
+    expect((await api.send("get", "/v1/pool-keys")).body.keys.map((k: any) => k.id)).toContain(minted.body.id);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: minted.body.id })).status).toBe(200);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: minted.body.id })).status).toBe(200);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: "nokey" })).status).toBe(404);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: "Bad-Id" })).status).toBe(400);
+    expect((await api.send("post", "/v1/pool-keys", {}, { json: { label: 3 } })).status).toBe(422);
+    expect((await api.send("post", "/v1/pool-keys", {}, { key: minted.body.key })).status).toBe(403);
+  });
+
+  it("pools and queues: list 200, one queue 200, settings 200, bad settings 422, bad name 400", async () => {
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "documented-host", queue: "documented" });
+    const pool = await createPoolRun({ queue: "documented" });
+    await host.next("assign");
+    expect((await api.send("get", "/v1/pools")).body.hosts.length).toBeGreaterThan(0);
+    expect((await api.send("get", "/v1/queues")).status).toBe(200);
+    expect((await api.send("get", "/v1/queues/{queue}", { queue: "documented" })).body.running).toBe(1);
+    const put = (queue: string, json: unknown) => api.send("put", "/v1/queues/{queue}", { queue }, { json });
+    expect((await put("documented", { maxConcurrent: 4, assignMs: 60_000 })).body).toMatchObject({ maxConcurrent: 4 });
+    expect((await put("documented", { maxConcurrent: 0 })).status).toBe(422);
+    expect((await put("Not A Queue", { maxConcurrent: 1 })).status).toBe(400);
+    expect((await api.send("get", "/v1/runs/{runId}", { runId: pool.run.id })).body.dispatch.state).toBe("assigned");
+    host.close();
   });
 });
 

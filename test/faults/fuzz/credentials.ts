@@ -27,6 +27,8 @@ export const CREDENTIALS = [
   "signed with another secret",
   "signed non-claims",
   "signed unknown role",
+  "pool key",
+  "revoked pool key",
 ] as const;
 export type CredentialName = (typeof CREDENTIALS)[number];
 
@@ -60,6 +62,11 @@ export async function credentialsFor(
     signToken(secret, { tenant: "tenant-a", runId, role: "viewer", interact: true, exp: later, ...over } as never);
   const interacting = await claims({});
   const [prefix, body, signature] = interacting.split(".");
+  // Pool keys open the pool socket only: on every route fuzzed here they must be refused.
+  const mint = async () => json<{ id: string; key: string }>(await call("/v1/pool-keys", { method: "POST" }), 201);
+  const poolKey = await mint();
+  const revokedPoolKey = await mint();
+  await call(`/v1/pool-keys/${revokedPoolKey.id}`, { method: "DELETE" });
   const tokens = `/v1/runs/${runId}/tokens`;
   const revoked = await json(await call(tokens, { method: "POST", json: { role: "viewer", interact: true } }), 201);
   await json(await call(`${tokens}/${revoked.tokenId}`, { method: "DELETE" }), 200);
@@ -88,6 +95,8 @@ export async function credentialsFor(
     }),
     "signed non-claims": await signToken(secret, { nope: true } as never),
     "signed unknown role": await claims({ role: "admin" }),
+    "pool key": poolKey.key,
+    "revoked pool key": revokedPoolKey.key,
   };
 }
 
