@@ -13,6 +13,7 @@ export const DOCS_PAGE = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>agent-run-edge API</title>
+  <link rel="icon" href="/favicon.svg" type="image/svg+xml">
   <link rel="stylesheet" href="/docs/swagger-ui.css">
 </head>
 <body>

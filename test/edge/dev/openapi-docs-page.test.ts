@@ -50,6 +50,7 @@ describe("the API reference page", () => {
       "/docs/reference.js",
       "/docs/swagger-ui-bundle.js",
       "/docs/swagger-ui.css",
+      "/favicon.svg",
       "/openapi.json",
     ]);
     expect(await closePages(browser)).toEqual({ pageErrors: [], consoleErrors: [] });

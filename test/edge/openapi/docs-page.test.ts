@@ -12,7 +12,12 @@ describe("the API reference page", () => {
     expect(response.headers.get("content-type")).toMatch(/^text\/html/);
     const page = await response.text();
     const loaded = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url);
-    expect(loaded.sort()).toEqual(["/docs/reference.js", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css"]);
+    expect(loaded.sort()).toEqual([
+      "/docs/reference.js",
+      "/docs/swagger-ui-bundle.js",
+      "/docs/swagger-ui.css",
+      "/favicon.svg",
+    ]);
     expect(page).not.toMatch(/https?:\/\//);
     expect(page).not.toMatch(/<script>|<script [^>]*>[^<]/);
     expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
