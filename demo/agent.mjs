@@ -3,13 +3,15 @@
 // It streams a message, runs a tool (arguments streamed, then a result), asks for approval before
 // writing a file and waits for the operator's decision on stdin, then finishes and exits 0.
 //   node demo/agent.mjs [--run ID] [--pace MS]     (MS between streamed pieces, default 60)
+//   (or AGENT_RUN_ID and AGENT_RUN_DEMO_PACE_MS in its environment)
 import fs from "node:fs";
 import readline from "node:readline";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({ options: { run: { type: "string" }, pace: { type: "string" } } });
-const runId = values.run ?? "demo";
-const pace = Number(values.pace ?? 60);
+// Under runner-bridge the run's id and the pace may come from the environment (a pool's profile).
+const runId = values.run ?? process.env.AGENT_RUN_ID ?? "demo";
+const pace = Number(values.pace ?? process.env.AGENT_RUN_DEMO_PACE_MS ?? 60);
 const threadId = `thread-${runId}`;
 const REQUEST = "write-round-fix";
 

@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
+import { POOL_USAGE } from "./pool/args.ts";
 
 /** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
 export interface CommonArgs {
@@ -47,6 +48,7 @@ export const USAGE = `usage:
                        [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
     (on a fresh sandbox: restores the run's checkpoint and starts the next generation with the
      provider's resume; only while the run is recovering in mode resume)
+${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet

@@ -24,10 +24,12 @@ import {
   removeRunFiles,
   runPaths,
 } from "./rundir.ts";
+import { poolMain } from "./pool/command.ts";
 import { prepareResume } from "./resume.ts";
 import { Session } from "./session.ts";
 
-export async function main(argv: string[]): Promise<ExitCode> {
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "pool") return poolMain(argv.slice(1), USAGE);
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
     process.stderr.write(`runner-bridge: ${parsed.message}\n${USAGE}\n`);
@@ -145,7 +147,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(args.checkpoint);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId });
   log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }
@@ -157,7 +159,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const paths = freshRunDir(args);
   failOnVerdict(await lookAtRun(args), args.runId);
   const { spec, env } = await prepareResume(args, agentEnv, log);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId });
   log.info(`resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log, true).run();
 }
