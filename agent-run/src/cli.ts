@@ -14,6 +14,7 @@ import {
 import { Api, CliError } from "./client.ts";
 import type { Context } from "./context.ts";
 import { paintFor } from "./format.ts";
+import { pools, queue, queues } from "./pools.ts";
 import { create, events, get, list, remove, token } from "./runs.ts";
 import { recover } from "./recover.ts";
 import { cancel, decide, sendCommand } from "./steer.ts";
@@ -39,6 +40,9 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   recover,
   token,
   delete: remove,
+  pools,
+  queues,
+  queue,
 };
 
 export async function main(argv: string[]): Promise<ExitCode> {
