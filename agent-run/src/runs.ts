@@ -52,7 +52,10 @@ export async function create(ctx: Context): Promise<ExitCode> {
       ["viewer token", created.viewerToken],
       ["console", `${link}  (read-only)`],
       pooled
-        ? ["runs on", `a pool host serving ${body.agent} on queue ${stringValue(ctx.values, "queue") ?? "default"} (agent-run pools)`]
+        ? [
+            "runs on",
+            `a pool host serving ${body.agent} on queue ${stringValue(ctx.values, "queue") ?? "default"} (agent-run pools)`,
+          ]
         : ["run the agent", `npx runner-bridge run --edge ${ctx.api.url} --run ${id} --token <runner token> -- CMD...`],
       ["watch", `npx agent-run watch ${id}`],
     ]),
