@@ -4,6 +4,7 @@ import { absoluteTime, relativeTime } from "../format.ts";
 import { ProblemView } from "../problem.tsx";
 import { onLinkClick, runPath } from "../route.ts";
 import type { Credential } from "../session.ts";
+import { type RowPlacement, usePlacements } from "./placement.ts";
 import { FILTER_STATUSES, StatusBadge, statusLabel } from "../status.tsx";
 
 /** The tenant's runs, newest first, refreshed every few seconds, filtered by status, paged by cursor. */
@@ -19,6 +20,18 @@ function readStatusFilter(): string {
   return new URLSearchParams(location.search).get("status") ?? "";
 }
 
+function PlacementCells({ placement }: { placement: RowPlacement | undefined }) {
+  return (
+    <>
+      <td data-queue-position>
+        {placement?.position ?? <span class="muted">—</span>}
+        {placement?.reason && <span class="placement-reason">{placement.reason}</span>}
+      </td>
+      <td data-host>{placement?.host ? <code>{placement.host}</code> : <span class="muted">—</span>}</td>
+    </>
+  );
+}
+
 export function ListPage({ credential, onSignIn }: ListPageProps) {
   const api = useMemo(() => new Api(credential), [credential.secret]);
   const [status, setStatus] = useState(readStatusFilter);
@@ -30,6 +43,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
   const [now, setNow] = useState(Date.now());
   const cursor = cursors[cursors.length - 1];
   const request = useRef(0);
+  const placements = usePlacements(api, page?.runs);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -125,6 +139,8 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
               <th scope="col">Status</th>
               <th scope="col">Created</th>
               <th scope="col">Updated</th>
+              <th scope="col">Queue position</th>
+              <th scope="col">Host</th>
             </tr>
           </thead>
           <tbody>
@@ -148,6 +164,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
                     {relativeTime(run.updatedAt, now)}
                   </time>
                 </td>
+                <PlacementCells placement={placements.get(run.runId)} />
               </tr>
             ))}
           </tbody>
