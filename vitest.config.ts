@@ -46,6 +46,8 @@ export default defineConfig({
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),
       nodeProject({ name: "bridge", include: ["test/bridge/**/*.test.ts"], testTimeout: 120_000 }),
+      // Runner pools: real `runner-bridge pool` hosts taking runs from a real `wrangler dev`.
+      nodeProject({ name: "pools", include: ["test/pools/**/*.test.ts"], testTimeout: 180_000 }),
       // Fault suites: the edge killed and restarted, a flapping network, bridges killed, all at
       // seeded random points (FAULT_SEED replays them), against real processes.
       nodeProject({ name: "faults", include: ["test/faults/*.test.ts"], testTimeout: 180_000 }),

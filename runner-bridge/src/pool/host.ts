@@ -154,6 +154,12 @@ export class PoolHost {
       this.send(socket, { type: "declined", assignmentId: frame.assignmentId, reason: refusal });
       return;
     }
+    if (process.env.RUNNER_POOL_FAULT === "die-after-accept") {
+      // Tests: a host that takes the assignment and is lost before any bridge could claim.
+      this.send(socket, { type: "accepted", assignmentId: frame.assignmentId });
+      setTimeout(() => process.kill(process.pid, "SIGKILL"), 100);
+      return;
+    }
     const served = this.profiles.get(frame.profile) as ServedProfile;
     let assignment: Assignment;
     try {
