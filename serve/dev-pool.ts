@@ -36,17 +36,40 @@ export async function startDevPool(o: { url: string; dataDir: string; say: Say }
   const apiKey = devApiKey();
   if (!apiKey) throw new Error("no API key in API_KEYS (environment or .dev.vars) to mint the dev pool's key with");
   const key = await poolKey(o.url, apiKey, path.join(o.dataDir, "dev-pool-key.json"));
+  const pool = launchPoolHost({ url: o.url, key, slots: DEV_POOL_SLOTS, dir: path.join(o.dataDir, "pool") });
+  o.say(`embedded pool: ${DEV_POOL_SLOTS} slots, profiles from agents.json (leave it out with --no-pool)`);
+  return pool;
+}
+
+export interface PoolHostChild extends DevPool {
+  child: ChildProcess;
+  exited(): boolean;
+}
+
+/** `runner-bridge pool` with the repository's agents.json, the key in its environment only. */
+export function launchPoolHost(o: {
+  url: string;
+  key: string;
+  slots: number;
+  dir: string;
+  quiet?: boolean;
+}): PoolHostChild {
   const child = spawn(
     process.execPath,
     [
-      ...[BRIDGE, "pool", "--edge", o.url, "--slots", String(DEV_POOL_SLOTS)],
-      ...["--agents", path.join(REPO, "agents.json"), "--dir", path.join(o.dataDir, "pool")],
+      ...[BRIDGE, "pool", "--edge", o.url, "--slots", String(o.slots)],
+      ...["--agents", path.join(REPO, "agents.json"), "--dir", o.dir, ...(o.quiet ? ["--quiet"] : [])],
     ],
-    { cwd: REPO, env: { ...process.env, RUNNER_POOL_KEY: key }, stdio: ["ignore", "inherit", "inherit"] },
+    { cwd: REPO, env: { ...process.env, RUNNER_POOL_KEY: o.key }, stdio: ["ignore", "inherit", "inherit"] },
   );
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  o.say(`embedded pool: ${DEV_POOL_SLOTS} slots, profiles from agents.json (leave it out with --no-pool)`);
-  return { stop: () => stopChild(child, exited) };
+  let gone = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      gone = true;
+      resolve();
+    }),
+  );
+  return { child, exited: () => gone, stop: () => stopChild(child, exited) };
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
