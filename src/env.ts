@@ -1,9 +1,15 @@
+import type { Dispatcher } from "./objects/dispatcher.ts";
 import type { RunObject } from "./objects/run-object.ts";
+import type { TenantPools } from "./objects/tenant-pools.ts";
 import type { TenantIndex } from "./objects/tenant-index.ts";
 
 export interface Env {
   RUNS: DurableObjectNamespace<RunObject>;
   TENANTS: DurableObjectNamespace<TenantIndex>;
+  /** One Dispatcher per (tenant, queue) of pool runs (reach it via dispatcherStub). */
+  DISPATCHERS: DurableObjectNamespace<Dispatcher>;
+  /** One TenantPools per tenant: pool keys and queue names (reach it via tenantPoolsStub). */
+  POOLS: DurableObjectNamespace<TenantPools>;
   /** Comma-separated `key=tenant` pairs. */
   API_KEYS: string;
   /** HMAC secret for runner and viewer tokens. */

@@ -6,15 +6,19 @@ import { authenticate } from "./routes/auth.ts";
 import { checkpoints } from "./routes/checkpoint.ts";
 import { commands } from "./routes/commands.ts";
 import { events } from "./routes/events.ts";
+import { poolSocket } from "./routes/pool-socket.ts";
+import { pools } from "./routes/pools.ts";
 import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
 import { streams } from "./routes/streams.ts";
 
+export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
 export { TenantIndex } from "./objects/tenant-index.ts";
+export { TenantPools } from "./objects/tenant-pools.ts";
 
 // Every route is declared with its documentation, so /openapi.json describes exactly what is
 // mounted here. A new route is one `apiRoute(router, {method, path, access, request, responses,
@@ -22,6 +26,8 @@ export { TenantIndex } from "./objects/tenant-index.ts";
 // it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
 app.route("/v1/stream", streams);
+// Only a pool key opens the pool socket, so it comes before the API's authentication.
+app.route("/v1/pools", poolSocket);
 app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
 app.route("/v1/runs", events);
@@ -30,6 +36,7 @@ app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
 app.route("/v1/runs", runs);
+app.route("/v1", pools);
 app.route("/", referenceRoutes(app));
 app.notFound(() => errorResponse("not_found", "no such route"));
 app.onError((error) => {

@@ -22,6 +22,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
+import { outboxDeliverer } from "../pools/deliver.ts";
 import { failureResponse } from "../routes/respond.ts";
 import {
   abortCheckpoint,
@@ -56,7 +57,7 @@ export class RunObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
-    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant));
+    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant), outboxDeliverer(env));
   }
 
   // ---- RPC for the HTTP routes -----------------------------------------------------------

@@ -113,10 +113,33 @@ UPDATE commands SET generation = 1
 WHERE generation IS NULL AND (state <> 'queued' OR delivered_epoch IS NOT NULL);
 `;
 
+/**
+ * Version 5, runner pools: a pool run's queue (its `agent` is the profile name), its recovery
+ * policy and the automatic recoveries used; and the outbox, notifications to other objects (the
+ * run's dispatcher) committed with the change they report and delivered until acknowledged
+ * (src/run/outbox.ts). `dedupe_key` makes adding the same notification twice a no-op.
+ */
+const RUN_SCHEMA_V5 = `
+ALTER TABLE run ADD COLUMN queue TEXT;
+ALTER TABLE run ADD COLUMN recovery_policy TEXT;
+ALTER TABLE run ADD COLUMN max_recoveries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run ADD COLUMN auto_recoveries INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  target TEXT NOT NULL,
+  dedupe_key TEXT NOT NULL UNIQUE,
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  created_at INTEGER NOT NULL
+);
+`;
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
   { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
   { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
   { version: 4, name: "commands delivered before generations bound to generation 1", sql: RUN_SCHEMA_V4 },
+  { version: 5, name: "pool runs and the outbox", sql: RUN_SCHEMA_V5 },
 ];

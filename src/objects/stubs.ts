@@ -1,5 +1,7 @@
 import type { Env } from "../env.ts";
+import type { Dispatcher } from "./dispatcher.ts";
 import type { RunObject } from "./run-object.ts";
+import type { TenantPools } from "./tenant-pools.ts";
 import type { StreamApi } from "../streams/stream-api.ts";
 import type { TenantIndex } from "./tenant-index.ts";
 
@@ -46,4 +48,26 @@ export function tenantIndexStub(env: Env, tenant: string): TenantIndexApi {
 /** The StreamObject of one stream: named by tenant and path, so a path under two tenants is two streams. */
 export function streamStub(env: Env, tenant: string, path: string): StreamApi {
   return env.STREAMS.get(env.STREAMS.idFromName(JSON.stringify([tenant, path]))) as unknown as StreamApi;
+}
+
+type Api<T, K extends keyof T> = {
+  [P in K]: T[P] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+export type DispatcherApi = Api<
+  Dispatcher,
+  "notice" | "placement" | "queueInfo" | "configure" | "hostList" | "closeKey" | "fetch"
+>;
+export type TenantPoolsApi = Api<
+  TenantPools,
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "addQueue" | "queues"
+>;
+
+/** One Dispatcher per (tenant, queue). */
+export function dispatcherStub(env: Env, tenant: string, queue: string): DispatcherApi {
+  return env.DISPATCHERS.get(env.DISPATCHERS.idFromName(JSON.stringify([tenant, queue]))) as unknown as DispatcherApi;
+}
+
+/** One TenantPools per tenant: its pool keys and the names of its queues. */
+export function tenantPoolsStub(env: Env, tenant: string): TenantPoolsApi {
+  return env.POOLS.get(env.POOLS.idFromName(tenant)) as unknown as TenantPoolsApi;
 }

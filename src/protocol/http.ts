@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from "./limits.ts";
+import { ProfileName, QueueName } from "./pool.ts";
+import { MAX_PROMPT_CHARS, MAX_RECOVERIES_LIMIT } from "./pool-api.ts";
 import { Generation, MAX_DEADLINE_MS, RunId, RunStatus, Timeouts } from "./run.ts";
 
 const Metadata = z.record(z.string().max(256), z.unknown());
@@ -7,14 +9,56 @@ const Metadata = z.record(z.string().max(256), z.unknown());
 export const CreateRunBody = z
   .object({
     runId: RunId.optional(),
-    agent: z.unknown().optional(),
-    input: z.unknown().optional(),
+    agent: z
+      .unknown()
+      .optional()
+      .describe(
+        "A string names an agent profile (ProfileName): the run is queued for a pool host serving it. Any other JSON value is an opaque description for a hand-started bridge",
+      ),
+    input: z.unknown().optional().describe("`input.prompt`, a string, is the agent's first user message"),
     metadata: Metadata.optional(),
     timeouts: Timeouts.partial().optional(),
     retentionMs: z.number().int().min(1).max(MAX_DEADLINE_MS).optional(),
+    queue: QueueName.optional().describe("The tenant's queue a pool run waits in (default `default`)"),
+    recovery: z
+      .enum(["auto", "manual"])
+      .optional()
+      .describe("A pool run lost with its host: recovered by the pool (`auto`, the default) or left to an operator"),
+    maxRecoveries: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_RECOVERIES_LIMIT)
+      .optional()
+      .describe("Automatic recoveries before the run fails runner_lost (default 3)"),
   })
   .strict()
-  .meta({ id: "CreateRunBody", description: "Every field is optional; without `runId` one is generated" });
+  .superRefine((body, context) => {
+    const pooled = typeof body.agent === "string";
+    if (pooled && !ProfileName.safeParse(body.agent).success) {
+      context.addIssue({
+        code: "custom",
+        path: ["agent"],
+        message: "agent, as a string, names a profile: [a-z0-9][a-z0-9._-]{0,63}",
+      });
+    }
+    for (const field of ["queue", "recovery", "maxRecoveries"] as const) {
+      if (!pooled && body[field] !== undefined) {
+        context.addIssue({ code: "custom", path: [field], message: `${field} needs an agent profile name as agent` });
+      }
+    }
+    const prompt = (body.input as { prompt?: unknown } | null | undefined)?.prompt;
+    const hasPrompt = typeof body.input === "object" && body.input !== null && "prompt" in body.input;
+    if (hasPrompt && (typeof prompt !== "string" || prompt.length > MAX_PROMPT_CHARS)) {
+      const message = `input.prompt must be a string of at most ${MAX_PROMPT_CHARS} characters`;
+      context.addIssue({ code: "custom", path: ["input", "prompt"], message });
+    }
+  })
+  .meta({
+    id: "CreateRunBody",
+    description:
+      "Every field is optional; without `runId` one is generated. `queue`, `recovery` and `maxRecoveries` need `agent` to name a profile",
+  });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
 export const CommandId = z.string().min(1).max(200);

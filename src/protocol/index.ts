@@ -11,3 +11,4 @@ export * from "./runner.ts";
 export * from "./viewer.ts";
 export * from "./streams.ts";
 export * from "./pool.ts";
+export * from "./pool-api.ts";

@@ -9,6 +9,10 @@ import { Generation, RunId } from "./run.ts";
 const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const NAME_MESSAGE = "must match [a-z0-9][a-z0-9._-]{0,63}";
 
+/** Close codes of a pool socket: its key was revoked; the same hostId connected again. */
+export const POOL_CLOSE_REVOKED = 4003;
+export const POOL_CLOSE_REPLACED = 4004;
+
 /** A queue of a tenant's runs; one dispatcher per (tenant, queue). */
 export const QueueName = z.string().regex(NAME_PATTERN, `a queue name ${NAME_MESSAGE}`);
 export const DEFAULT_QUEUE = "default";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Placement } from "./pool-api.ts";
 import { Generation, RecoveryMode, RunId, RunnerOutcome, RunStatus, Timeouts } from "./run.ts";
 
 // What the API answers with: the records a run keeps, as zod schemas so the OpenAPI document and
@@ -115,6 +116,15 @@ export const RecoveryInfo = z
   .meta({ id: "RecoveryInfo", description: "Why and how a lost run may be recovered (status `recovering` only)" });
 export type RecoveryInfo = z.infer<typeof RecoveryInfo>;
 
+export const RecoveryPolicy = z
+  .object({
+    mode: z.enum(["auto", "manual"]),
+    maxRecoveries: z.number().int().min(0),
+    automaticRecoveries: z.number().int().min(0).describe("How many the pool has made so far"),
+  })
+  .meta({ id: "RecoveryPolicy", description: "How a pool run lost with its host is recovered" });
+export type RecoveryPolicy = z.infer<typeof RecoveryPolicy>;
+
 export const RunRecord = z
   .object({
     id: RunId,
@@ -141,6 +151,9 @@ export const RunRecord = z
       connected: z.boolean(),
       leaseExpiresAt: z.union([Timestamp, z.null()]),
     }),
+    queue: z.union([z.string(), z.null()]).describe("The queue of a pool run (agent names a profile); else null"),
+    recoveryPolicy: z.union([RecoveryPolicy, z.null()]),
+    ...Placement.shape,
   })
   .meta({ id: "RunRecord", description: "A run as the API shows it" });
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -17,6 +17,12 @@ export const SECURITY_SCHEMES = {
     description:
       "A run token from `POST /v1/runs` or `POST /v1/runs/{runId}/tokens`: one run, one role (`runner` or `viewer`), an expiry.",
   },
+  poolKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "pk1.<tenant>.<id>.<secret>",
+    description: "A pool key from `POST /v1/pool-keys`: opens the pool socket of its tenant, and nothing else.",
+  },
   queryToken: {
     type: "apiKey",
     in: "query",

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { tenantForKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
+import { looksLikePoolKey } from "../auth/pool-keys.ts";
 import { looksLikeToken, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
@@ -22,6 +23,8 @@ function credentialOf(c: AppContext): string | null {
 async function identify(c: AppContext): Promise<Result<Caller>> {
   const credential = credentialOf(c);
   if (!credential) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
+  if (looksLikePoolKey(credential))
+    return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
   if (looksLikeToken(credential)) {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
     return claims.ok ? ok({ kind: "token", claims: claims.value }) : claims;

@@ -10,6 +10,7 @@ import {
   type Result,
   RunParams,
 } from "../protocol/index.ts";
+import { placeResult } from "../pools/placement.ts";
 import { RUN_OPERATOR } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
@@ -91,6 +92,6 @@ apiRoute(
     refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
   },
   async (c) => {
-    return answer(c, await runOf(c).cancel(c.req.valid("json")), 202);
+    return answer(c, await placeResult(c.env, c.var.run.tenant, await runOf(c).cancel(c.req.valid("json"))), 202);
   },
 );

@@ -1,4 +1,5 @@
 import { RecoverAccepted, RecoverBody, RecoveryState, RunParams } from "../protocol/index.ts";
+import { placeResult } from "../pools/placement.ts";
 import { RUN_OPERATOR, RUNNER_HTTP } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
@@ -35,7 +36,7 @@ apiRoute(
     ],
   },
   async (c) => {
-    const result = await runOf(c).recover(c.req.valid("json"));
+    const result = await placeResult(c.env, c.var.run.tenant, await runOf(c).recover(c.req.valid("json")));
     return result.ok && !result.value.created ? respond(c, result, 200) : respond(c, result, 201);
   },
 );

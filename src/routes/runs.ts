@@ -1,8 +1,11 @@
 import { mintToken } from "../auth/tokens.ts";
-import { runStub, tenantIndexStub } from "../objects/stubs.ts";
+import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
+import { placeResult, withPlacement } from "../pools/placement.ts";
 import {
   CreatedRun,
   CreateRunBody,
+  DEFAULT_QUEUE,
+  fail,
   ListRunsQuery,
   MintedToken,
   PurgedRun,
@@ -14,7 +17,13 @@ import {
 import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
+import { TOO_MANY_QUEUES } from "./pools.ts";
 import { respond, unwrap } from "./respond.ts";
+
+/** The queue a create body puts its run in: a pool run's (agent names a profile), else none. */
+function poolQueueOf(body: CreateRunBody): string | null {
+  return typeof body.agent === "string" ? (body.queue ?? DEFAULT_QUEUE) : null;
+}
 
 /** Creating, reading, listing and deleting runs, and minting their tokens. */
 export const runs = apiRouter();
@@ -41,7 +50,13 @@ apiRoute(
     const tenant = c.var.tenant;
     const body = c.req.valid("json");
     const runId = body.runId ?? crypto.randomUUID();
-    const { run, created } = unwrap(await runStub(c.env, tenant, runId).create(tenant, runId, body));
+    const queue = poolQueueOf(body);
+    if (queue !== null && !(await tenantPoolsStub(c.env, tenant).addQueue(queue))) {
+      unwrap(fail("invalid_body", TOO_MANY_QUEUES));
+    }
+    const { run, created } = unwrap(
+      await placeResult(c.env, tenant, await runStub(c.env, tenant, runId).create(tenant, runId, body)),
+    );
     const [runnerToken, viewerToken] = await Promise.all([
       mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: run.timeouts }),
       mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: run.timeouts }),
@@ -77,7 +92,10 @@ apiRoute(
     responses: { 200: jsonResponse(RunRecord, "The run record") },
     refusals: ["not_found", "gone"],
   },
-  async (c) => respond(c, await runOf(c).get(), 200),
+  async (c) => {
+    const found = unwrap(await runOf(c).get());
+    return c.json(await withPlacement(c.env, c.var.run.tenant, found), 200);
+  },
 );
 
 apiRoute(

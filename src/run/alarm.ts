@@ -21,6 +21,8 @@ export async function scheduleAlarm(storage: DurableObjectStorage, timers: Timer
 export function fireDueTimers(machine: RunMachine): { indexSync: boolean } {
   let indexSync = false;
   for (const timer of machine.timers.due(machine.now)) {
+    // The outbox's timer stays until its rows are delivered (outbox.ts); the object flushes after.
+    if (timer.kind === "outbox") continue;
     machine.timers.clear(timer.kind, timer.ref);
     if (timer.kind === "index_sync") indexSync = true;
     else fire(machine, timer);

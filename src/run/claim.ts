@@ -5,6 +5,7 @@ import {
   type RejectReason,
   type RunStatus,
 } from "../protocol/index.ts";
+import { notifyDispatcher } from "./pool-run.ts";
 import { claimTarget, leaveRecovery } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 
@@ -74,6 +75,7 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
     unknownCommands: unknown,
     generation,
   });
+  notifyDispatcher(machine, "claimed", { generation });
   const commands = machine.commands.unacked(generation);
   machine.commands.markQueuedDelivered(epoch, generation, now);
   return {

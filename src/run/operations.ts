@@ -3,9 +3,11 @@ import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
 import type { RunHost } from "./host.ts";
 import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
+import { type Deliver, Outbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
+import { Timers } from "./timers.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -28,12 +30,22 @@ export class RunOperations implements RunHost {
   private readonly storage: DurableObjectStorage;
   private readonly waiters: LogWaiters;
   private readonly tenantIndex: (tenant: string) => TenantIndexApi;
+  private readonly deliver: Deliver;
+  /** One outbox delivery at a time; `flushAgain` asks the running one for another pass. */
+  private flushing = false;
+  private flushAgain = false;
 
-  constructor(ctx: DurableObjectState, waiters: LogWaiters, tenantIndex: (tenant: string) => TenantIndexApi) {
+  constructor(
+    ctx: DurableObjectState,
+    waiters: LogWaiters,
+    tenantIndex: (tenant: string) => TenantIndexApi,
+    deliver: Deliver,
+  ) {
     this.sockets = new RunSockets(ctx);
     this.storage = ctx.storage;
     this.waiters = waiters;
     this.tenantIndex = tenantIndex;
+    this.deliver = deliver;
   }
 
   async operate<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
@@ -54,7 +66,28 @@ export class RunOperations implements RunHost {
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await scheduleAlarm(this.storage, machine.timers);
     if (machine.effects.statusChanged) await syncTenantIndex(this.storage, this.tenantIndex);
+    if (machine.outbox.added) await this.flushOutbox();
     return ok(value);
+  }
+
+  /** Delivers the outbox's notifications (outbox.ts); what fails is retried by the alarm. */
+  async flushOutbox(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      const outbox = new Outbox(this.storage.sql);
+      do {
+        this.flushAgain = false;
+        const { failed } = await outbox.flush(this.deliver, Date.now);
+        if (failed) break;
+      } while (this.flushAgain);
+    } finally {
+      this.flushing = false;
+      await scheduleAlarm(this.storage, new Timers(this.storage.sql));
+    }
   }
 
   /** A read that answers 404 for no run and 410 for a purged one. */
@@ -86,6 +119,7 @@ export class RunOperations implements RunHost {
       return ok(null);
     });
     if (fired.ok && indexSync) await syncTenantIndex(this.storage, this.tenantIndex);
+    if (new Timers(this.storage.sql).get("outbox") !== null) await this.flushOutbox();
   }
 
   private machine(): RunMachine {

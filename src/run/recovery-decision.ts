@@ -1,4 +1,5 @@
 import { fail, ok, type RecoverBody, type Result } from "../protocol/index.ts";
+import { dispatchRecovery } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 /**
@@ -48,6 +49,7 @@ export function decideRecovery(
   } else {
     const reason = `an operator chose ${body.action} (${body.commandId})`;
     machine.store.setRecovery({ ...run.recovery, mode: body.action, reason });
+    dispatchRecovery(machine, run, body.action);
   }
   return ok({ created: true, decision: body });
 }

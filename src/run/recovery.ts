@@ -1,5 +1,6 @@
 import type { RecoveryMode, RejectReason } from "../protocol/index.ts";
 import type { Hello } from "./claim.ts";
+import { applyRecoveryPolicy } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 
@@ -40,6 +41,7 @@ export function enterRecovery(machine: RunMachine, run: RunRow): void {
   machine.timers.clear("lease");
   machine.timers.set("recover", deadline);
   machine.control(run.epoch, "run.recovering", { mode, reason, generation: run.generation });
+  applyRecoveryPolicy(machine, mode, reason);
 }
 
 /** The recover deadline passed with nobody recovering the run. */

@@ -21,6 +21,8 @@ import { RecoveryDecisions } from "./decision-store.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
+import { Outbox } from "./outbox.ts";
+import { notifyDispatcher, poolFields, recoveryPolicyOf } from "./pool-run.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 
@@ -49,6 +51,7 @@ export class RunMachine {
   readonly checkpoints: CheckpointStore;
   readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
+  readonly outbox: Outbox;
 
   readonly now: number;
   private readonly runnerConnected: () => boolean;
@@ -62,6 +65,7 @@ export class RunMachine {
     this.checkpoints = new CheckpointStore(sql);
     this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
+    this.outbox = new Outbox(sql);
   }
 
   run(): RunRow | null {
@@ -104,6 +108,12 @@ export class RunMachine {
         connected: this.runnerConnected(),
         leaseExpiresAt: iso(this.timers.get("lease")),
       },
+      queue: run.queue,
+      recoveryPolicy: recoveryPolicyOf(run),
+      // The dispatcher's view; the routes fill it in (src/pools/placement.ts).
+      poolHost: null,
+      queuePosition: null,
+      dispatch: null,
     };
   }
 
@@ -129,6 +139,7 @@ export class RunMachine {
       metadata: body.metadata ?? {},
       timeouts,
       retentionMs: body.retentionMs ?? DEFAULT_RETENTION_MS,
+      ...poolFields(body),
     });
     this.control(0, "run.created", {
       runId,
@@ -139,6 +150,7 @@ export class RunMachine {
     this.timers.set("claim", this.now + timeouts.claimMs);
     this.timers.set("deadline", this.now + timeouts.runMs);
     this.effects.statusChanged = true;
+    notifyDispatcher(this, "queued", { start: "run" });
     return ok({ created: true });
   }
 
@@ -235,7 +247,7 @@ export class RunMachine {
     if (run.purgedAt !== null) return fail("gone", "run was already purged", { status: run.status });
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
     this.store.purge(this.now);
-    this.timers.clearAllExcept(["index_sync"]);
+    this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.effects.statusChanged = true;
     return ok({ status: run.status });
   }
@@ -273,10 +285,11 @@ export class RunMachine {
     const run = this.mustLoad();
     this.store.finish(outcome, this.now);
     if (run.recovery !== null) this.store.setRecovery(null);
-    this.timers.clearAllExcept(["index_sync"]);
+    this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.timers.set("retention", this.now + run.retentionMs);
     this.control(run.epoch, "run.finished", { outcome });
     this.effects.statusChanged = true;
+    notifyDispatcher(this, "finished");
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 

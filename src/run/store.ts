@@ -52,6 +52,12 @@ export interface RunRow {
   metadata: Record<string, unknown>;
   timeouts: Timeouts;
   retentionMs: number;
+  /** A pool run's queue (its `agent` names the profile); null for a run started by hand. */
+  queue: string | null;
+  recoveryPolicy: "auto" | "manual" | null;
+  maxRecoveries: number;
+  /** Automatic recoveries the pool made so far (src/run/pool-run.ts). */
+  autoRecoveries: number;
 }
 
 export type NewRun = Omit<
@@ -69,6 +75,7 @@ export type NewRun = Omit<
   | "purgedAt"
   | "runnerId"
   | "outcome"
+  | "autoRecoveries"
 >;
 
 interface RawRun extends Record<string, SqlStorageValue> {
@@ -92,6 +99,10 @@ interface RawRun extends Record<string, SqlStorageValue> {
   native_session: string | null;
   recovery: string | null;
   recovery_episode: number;
+  queue: string | null;
+  recovery_policy: string | null;
+  max_recoveries: number;
+  auto_recoveries: number;
 }
 
 /** An event before it has a seq: a control event, or a runner event with its sourceSeq. */
@@ -168,13 +179,18 @@ export class RunStore {
       // Runs stored before a deadline existed take its default (recoverMs came with recovery).
       timeouts: resolveTimeouts(JSON.parse(raw.timeouts) as Partial<Timeouts>),
       retentionMs: raw.retention_ms,
+      queue: raw.queue,
+      recoveryPolicy: raw.recovery_policy as RunRow["recoveryPolicy"],
+      maxRecoveries: raw.max_recoveries,
+      autoRecoveries: raw.auto_recoveries,
     };
   }
 
   insert(run: NewRun): void {
     this.sql.exec(
-      `INSERT INTO run (singleton, tenant, run_id, fingerprint, status, created_at, agent, input, metadata, timeouts, retention_ms)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO run (singleton, tenant, run_id, fingerprint, status, created_at, agent, input, metadata, timeouts,
+         retention_ms, queue, recovery_policy, max_recoveries)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.tenant,
       run.runId,
       run.fingerprint,
@@ -185,6 +201,9 @@ export class RunStore {
       JSON.stringify(run.metadata),
       JSON.stringify(run.timeouts),
       run.retentionMs,
+      run.queue,
+      run.recoveryPolicy,
+      run.maxRecoveries,
     );
     this.log.init();
   }
@@ -207,6 +226,11 @@ export class RunStore {
     }
     this.sql.exec("UPDATE run SET runner_id = ?, claimed_at = ? WHERE singleton = 1", runnerId, now);
     return epoch;
+  }
+
+  /** Counts one automatic recovery of a pool run. */
+  countAutoRecovery(): void {
+    this.sql.exec("UPDATE run SET auto_recoveries = auto_recoveries + 1 WHERE singleton = 1");
   }
 
   setGeneration(generation: number): void {
@@ -325,7 +349,7 @@ export class RunStore {
     this.log.clear();
     this.sql.exec("DELETE FROM commands");
     this.sql.exec("DELETE FROM approvals");
-    this.sql.exec("DELETE FROM timers");
+    this.sql.exec("DELETE FROM timers WHERE kind <> 'outbox'");
     this.sql.exec("DELETE FROM checkpoint_chunks");
     this.sql.exec("DELETE FROM checkpoint_uploads");
     this.sql.exec("DELETE FROM checkpoint");

@@ -12,7 +12,9 @@ export type TimerKind =
   | "deadline"
   | "cancel_grace"
   | "retention"
-  | "index_sync";
+  | "index_sync"
+  /** The outbox has notifications not yet acknowledged (outbox.ts). */
+  | "outbox";
 
 export interface Timer {
   kind: TimerKind;

@@ -51,6 +51,7 @@ async function snapshot(runId: string) {
  * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
  */
 function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  revertPoolMigration(sql);
   for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
     sql.exec(`DROP TABLE ${table}`);
   }
@@ -64,6 +65,14 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   );
   if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
   else sql.exec("DROP TABLE schema_migrations");
+}
+
+/** Undoes migration 5 (pool runs and the outbox), as a run written before it had it. */
+function revertPoolMigration(sql: SqlStorage): void {
+  sql.exec("DROP TABLE outbox");
+  for (const column of ["queue", "recovery_policy", "max_recoveries", "auto_recoveries"]) {
+    sql.exec(`ALTER TABLE run DROP COLUMN ${column}`);
+  }
 }
 
 const columnsOf = (sql: SqlStorage, table: string) =>
@@ -204,6 +213,7 @@ describe("schema migrations", () => {
     // As migrations 2 and 3 left a run older than them: no command bound, migration 4 not applied.
     await runInDurableObject(runObject(live.runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
+      revertPoolMigration(state.storage.sql);
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");
     });
     await evictDurableObject(runObject(live.runId), { webSockets: "close" });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun, KEY_B, uniqueRunId } from "../helpers.ts";
 import { lose, patterned, runWith, session, sha256 } from "../recovery-helpers.ts";
+import { connectHost, createPoolRun, mintPoolKey } from "../pool-helpers.ts";
 import { agentEvent, claim } from "../sockets.ts";
 import { Documented, fetchDocument } from "./documented.ts";
 
@@ -240,6 +241,36 @@ describe("sockets and streams, as documented", () => {
     expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
     expect((await api.send("get", "/schemas/viewer-frames.json", {}, { key: null })).status).toBe(200);
+  });
+});
+
+describe("pools, as documented", () => {
+  it("pool keys: mint 201, list 200, revoke 200 then a repeat 200, unknown 404, bad id 400", async () => {
+    const minted = await api.send("post", "/v1/pool-keys", {}, { json: { label: "ci" } });
+    expect(minted.status).toBe(201);
+    expect((await api.send("get", "/v1/pool-keys")).body.keys.map((k: any) => k.id)).toContain(minted.body.id);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: minted.body.id })).status).toBe(200);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: minted.body.id })).status).toBe(200);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: "nokey" })).status).toBe(404);
+    expect((await api.send("delete", "/v1/pool-keys/{keyId}", { keyId: "Bad-Id" })).status).toBe(400);
+    expect((await api.send("post", "/v1/pool-keys", {}, { json: { label: 3 } })).status).toBe(422);
+    expect((await api.send("post", "/v1/pool-keys", {}, { key: minted.body.key })).status).toBe(403);
+  });
+
+  it("pools and queues: list 200, one queue 200, settings 200, bad settings 422, bad name 400", async () => {
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "documented-host", queue: "documented" });
+    const pool = await createPoolRun({ queue: "documented" });
+    await host.next("assign");
+    expect((await api.send("get", "/v1/pools")).body.hosts.length).toBeGreaterThan(0);
+    expect((await api.send("get", "/v1/queues")).status).toBe(200);
+    expect((await api.send("get", "/v1/queues/{queue}", { queue: "documented" })).body.running).toBe(1);
+    const put = (queue: string, json: unknown) => api.send("put", "/v1/queues/{queue}", { queue }, { json });
+    expect((await put("documented", { maxConcurrent: 4, assignMs: 60_000 })).body).toMatchObject({ maxConcurrent: 4 });
+    expect((await put("documented", { maxConcurrent: 0 })).status).toBe(422);
+    expect((await put("Not A Queue", { maxConcurrent: 1 })).status).toBe(400);
+    expect((await api.send("get", "/v1/runs/{runId}", { runId: pool.run.id })).body.dispatch.state).toBe("assigned");
+    host.close();
   });
 });
 

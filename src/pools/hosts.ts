@@ -1,0 +1,94 @@
+import type { PoolEdgeFrame, PoolHostFrame } from "../protocol/index.ts";
+
+type Hello = Extract<PoolHostFrame, { type: "hello" }>;
+
+/** What a pool host's hibernatable socket remembers: its key, and its `hello` once sent. */
+export interface HostAttachment {
+  keyId: string;
+  connectedAt: number;
+  hello: Pick<Hello, "hostId" | "slots" | "profiles" | "labels"> | null;
+}
+
+/** A connected host that said hello. */
+export interface Host {
+  ws: WebSocket;
+  keyId: string;
+  connectedAt: number;
+  hostId: string;
+  slots: number;
+  profiles: string[];
+  labels: string[];
+}
+
+const HOST_TAG = "host";
+const keyTag = (keyId: string) => `key:${keyId}`;
+
+export function sendFrame(ws: WebSocket, frame: PoolEdgeFrame): void {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // The host is gone; its close handler runs.
+  }
+}
+
+export function closeHost(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed.
+  }
+}
+
+/** A dispatcher's pool host sockets, accepted through the hibernation API. */
+export class PoolHosts {
+  private readonly ctx: DurableObjectState;
+
+  constructor(ctx: DurableObjectState) {
+    this.ctx = ctx;
+  }
+
+  accept(ws: WebSocket, keyId: string, now: number): void {
+    this.ctx.acceptWebSocket(ws, [HOST_TAG, keyTag(keyId)]);
+    ws.serializeAttachment({ keyId, connectedAt: now, hello: null } satisfies HostAttachment);
+  }
+
+  attachment(ws: WebSocket): HostAttachment | null {
+    return ws.deserializeAttachment() as HostAttachment | null;
+  }
+
+  setHello(ws: WebSocket, hello: Hello): void {
+    const attachment = this.attachment(ws);
+    if (!attachment) return;
+    const { hostId, slots, profiles, labels } = hello;
+    ws.serializeAttachment({ ...attachment, hello: { hostId, slots, profiles, labels } } satisfies HostAttachment);
+  }
+
+  /** Open sockets that said hello; for a hostId connected twice, the newer connection. */
+  connected(): Host[] {
+    const byId = new Map<string, Host>();
+    for (const ws of this.ctx.getWebSockets(HOST_TAG)) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      const attachment = this.attachment(ws);
+      if (!attachment?.hello) continue;
+      const host: Host = { ws, keyId: attachment.keyId, connectedAt: attachment.connectedAt, ...attachment.hello };
+      const earlier = byId.get(host.hostId);
+      if (!earlier || earlier.connectedAt <= host.connectedAt) byId.set(host.hostId, host);
+    }
+    return [...byId.values()].sort((a, b) => a.hostId.localeCompare(b.hostId));
+  }
+
+  /** Other open sockets that said hello as `hostId` (a host reconnecting replaces them). */
+  others(hostId: string, keep: WebSocket): WebSocket[] {
+    return this.ctx
+      .getWebSockets(HOST_TAG)
+      .filter((ws) => ws !== keep && this.attachment(ws)?.hello?.hostId === hostId);
+  }
+
+  socketOf(hostId: string): WebSocket | null {
+    return this.connected().find((host) => host.hostId === hostId)?.ws ?? null;
+  }
+
+  ofKey(keyId: string): WebSocket[] {
+    return this.ctx.getWebSockets(keyTag(keyId));
+  }
+}

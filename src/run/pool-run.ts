@@ -1,0 +1,123 @@
+import { runnerTokenTtl } from "../auth/tokens.ts";
+import {
+  type CreateRunBody,
+  DEFAULT_MAX_RECOVERIES,
+  DEFAULT_QUEUE,
+  type RecoveryMode,
+  type RecoveryPolicy,
+} from "../protocol/index.ts";
+import type { RunMachine } from "./run-machine.ts";
+import type { RunRow } from "./store.ts";
+
+// A pool run (one whose `agent` names a profile) and its dispatcher: what the run tells it, and
+// the run's automatic recovery policy. Notifications go through the outbox (outbox.ts), so each
+// is committed with the change it reports. The dispatcher side is src/pools/.
+
+/** The outbox target of a run's dispatcher (src/pools/deliver.ts). */
+export const DISPATCHER_TARGET = "dispatcher";
+
+export type PoolNoticeKind = "queued" | "claimed" | "recover" | "parked" | "finished";
+
+/** What a run tells its dispatcher; each carries what the dispatcher needs to (re)create its row. */
+export interface PoolNotice {
+  kind: PoolNoticeKind;
+  tenant: string;
+  queue: string;
+  runId: string;
+  profile: string;
+  prompt: string | null;
+  /** The run's creation time: the queue's order. */
+  createdAt: number;
+  /** How long a runner token minted for it should last. */
+  tokenTtlMs: number;
+  /** The generation concerned: for `recover`, the one the assigned bridge starts. */
+  generation: number;
+  /** The recovery episode: a restart that stored nothing starts no new generation. */
+  episode: number;
+  /** For `queued` and `recover`: how the bridge starts. */
+  start?: "run" | "resume";
+  /** For `parked`: why it waits. */
+  reason?: string;
+}
+
+/** The pool fields a create body gives the run row. */
+export function poolFields(body: CreateRunBody): Pick<RunRow, "queue" | "recoveryPolicy" | "maxRecoveries"> {
+  if (typeof body.agent !== "string") return { queue: null, recoveryPolicy: null, maxRecoveries: 0 };
+  return {
+    queue: body.queue ?? DEFAULT_QUEUE,
+    recoveryPolicy: body.recovery ?? "auto",
+    maxRecoveries: body.maxRecoveries ?? DEFAULT_MAX_RECOVERIES,
+  };
+}
+
+export function recoveryPolicyOf(run: RunRow): RecoveryPolicy | null {
+  if (run.queue === null || run.recoveryPolicy === null) return null;
+  return { mode: run.recoveryPolicy, maxRecoveries: run.maxRecoveries, automaticRecoveries: run.autoRecoveries };
+}
+
+function promptOf(input: unknown): string | null {
+  const prompt = (input as { prompt?: unknown } | null | undefined)?.prompt;
+  return typeof prompt === "string" ? prompt : null;
+}
+
+/** Adds a notification for the run's dispatcher to the outbox; nothing for a run started by hand. */
+export function notifyDispatcher(
+  machine: RunMachine,
+  kind: PoolNoticeKind,
+  fields: { generation?: number; start?: "run" | "resume"; reason?: string } = {},
+): void {
+  const run = machine.mustLoad();
+  if (run.queue === null || typeof run.agent !== "string") return;
+  const notice: PoolNotice = {
+    kind,
+    tenant: run.tenant,
+    queue: run.queue,
+    runId: run.runId,
+    profile: run.agent,
+    prompt: promptOf(run.input),
+    createdAt: run.createdAt,
+    tokenTtlMs: runnerTokenTtl(run.timeouts),
+    generation: fields.generation ?? run.generation,
+    episode: run.recoveryEpisode,
+    ...(fields.start === undefined ? {} : { start: fields.start }),
+    ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+  };
+  // Idempotent by (run, generation, status), and the episode for recoveries (see PoolNotice).
+  const key = `${DISPATCHER_TARGET}:${kind}:${notice.generation}:${kind === "claimed" ? run.epoch : notice.episode}`;
+  machine.outbox.add(machine.timers, DISPATCHER_TARGET, key, notice, machine.now);
+}
+
+/** The dispatch of a recovery decided for a pool run (automatically, or by an operator). */
+export function dispatchRecovery(machine: RunMachine, run: RunRow, mode: "restart" | "resume"): void {
+  const generation = mode === "resume" || machine.store.hasRunnerEvents() ? run.generation + 1 : run.generation;
+  notifyDispatcher(machine, "recover", { generation, start: mode === "resume" ? "resume" : "run" });
+}
+
+/**
+ * A pool run just entered `recovering`. With policy `auto` and a mode the evidence allows
+ * (restart or resume) the pool recovers it, up to `maxRecoveries` times; past that it fails
+ * `runner_lost`. `ambiguous`, or policy `manual`, waits for an operator's decision, which is then
+ * dispatched the same way (src/run/recovery-decision.ts).
+ */
+export function applyRecoveryPolicy(machine: RunMachine, mode: RecoveryMode, reason: string): void {
+  const run = machine.mustLoad();
+  if (run.queue === null) return;
+  if (run.recoveryPolicy !== "auto" || mode === "ambiguous") {
+    const why = run.recoveryPolicy === "auto" ? reason : "the run's recovery policy is manual";
+    notifyDispatcher(machine, "parked", { reason: `waiting for an operator's recover decision: ${why}` });
+    return;
+  }
+  if (run.autoRecoveries >= run.maxRecoveries) {
+    const message = `the run was lost ${run.autoRecoveries + 1} times; the pool gave up after ${run.autoRecoveries} automatic recoveries (maxRecoveries ${run.maxRecoveries})`;
+    machine.terminalize({ status: "failed", error: { code: "runner_lost", message } }, true);
+    return;
+  }
+  machine.store.countAutoRecovery();
+  machine.control(run.epoch, "run.recovery.automatic", {
+    attempt: run.autoRecoveries + 1,
+    maxRecoveries: run.maxRecoveries,
+    mode,
+    generation: run.generation,
+  });
+  dispatchRecovery(machine, run, mode);
+}
