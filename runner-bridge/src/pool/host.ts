@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
-import { PoolEdgeFrame, type PoolHostFrame } from "../../../src/protocol/pool.ts";
+import { POOL_CLOSE_REVOKED, PoolEdgeFrame, type PoolHostFrame } from "../../../src/protocol/pool.ts";
 import { backoffDelay } from "../connection.ts";
 import type { Logger } from "../logger.ts";
 import { sleep } from "../poll.ts";
@@ -28,6 +28,7 @@ export class PoolHost {
   private welcomed = false;
   private stopped = false;
   private wake: (() => void) | null = null;
+  private revoked = false;
 
   private readonly args: PoolArgs;
   private readonly profiles: Map<string, ServedProfile>;
@@ -45,6 +46,7 @@ export class PoolHost {
     while (!this.stopped) {
       const welcomed = await this.attempt();
       if (this.stopped) break;
+      if (this.revoked) return "the edge revoked the pool key (its sockets were closed)";
       attempt = welcomed ? 1 : attempt + 1;
       if (!welcomed) {
         const refusal = await keyRefusal(this.args.edge, this.args.queue, this.args.key);
@@ -105,6 +107,7 @@ export class PoolHost {
         onClose: (code, reason) => {
           clearTimeout(welcomeTimer);
           clearInterval(heartbeat);
+          if (code === POOL_CLOSE_REVOKED) this.revoked = true;
           if (this.socket === socket) {
             this.socket = null;
             this.welcomed = false;
