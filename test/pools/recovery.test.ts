@@ -129,7 +129,8 @@ describe("a pool host lost mid-run", () => {
     await doomed.hostId();
     const runId = await t.createRun([{ out: "claimed at last" }], { queue });
     await waitFor("the doomed host to accept and die", () => doomed.exited(), 30_000);
-    expect(doomed.output()).toMatch(/accepted|die/i);
+    expect(doomed.output()).toContain(`run ${runId}); dying before any bridge starts`);
+    expect(doomed.child.signalCode).toBe("SIGKILL");
     const b = t.host({ key, queue });
     await b.hostId();
 

@@ -160,6 +160,9 @@ export class PoolHost {
     if (process.env.RUNNER_POOL_FAULT === "die-after-accept") {
       // Tests: a host that takes the assignment and is lost before any bridge could claim.
       this.send(socket, { type: "accepted", assignmentId: frame.assignmentId });
+      this.log.warn(
+        `fault die-after-accept: accepted ${frame.assignmentId} (run ${frame.runId}); dying before any bridge starts`,
+      );
       setTimeout(() => process.kill(process.pid, "SIGKILL"), 100);
       return;
     }
