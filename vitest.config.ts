@@ -48,6 +48,14 @@ export default defineConfig({
       nodeProject({ name: "bridge", include: ["test/bridge/**/*.test.ts"], testTimeout: 120_000 }),
       // Runner pools: real `runner-bridge pool` hosts taking runs from a real `wrangler dev`.
       nodeProject({ name: "pools", include: ["test/pools/**/*.test.ts"], testTimeout: 180_000 }),
+      // A representative subset again with every agent under --sandbox os (exactness, takeover,
+      // commands, codex and claude-code resume): the sandbox must change no transcript.
+      nodeProject({
+        name: "bridge-sandboxed",
+        include: ["test/bridge/{run,takeover,commands,resume,real-agents}.test.ts"],
+        env: { BRIDGE_SANDBOX: "os" },
+        testTimeout: 120_000,
+      }),
       // Fault suites: the edge killed and restarted, a flapping network, bridges killed, all at
       // seeded random points (FAULT_SEED replays them), against real processes.
       nodeProject({ name: "faults", include: ["test/faults/*.test.ts"], testTimeout: 180_000 }),

@@ -17,6 +17,7 @@ import { paintFor } from "./format.ts";
 import { pools, queue, queues } from "./pools.ts";
 import { create, events, get, list, remove, token } from "./runs.ts";
 import { recover } from "./recover.ts";
+import { terminalJson, terminalText } from "./safe-text.ts";
 import { cancel, decide, sendCommand } from "./steer.ts";
 import { watchRun } from "./watch.ts";
 
@@ -60,12 +61,13 @@ export async function main(argv: string[]): Promise<ExitCode> {
     }
     const ctx: Context = {
       command,
-      api: new Api(parsed.url, parsed.key),
+      // --json prints the answers exactly (terminalJson escapes what a terminal would act on).
+      api: new Api(parsed.url, parsed.key, { forTerminal: parsed.values.json !== true }),
       args: parsed.args,
       values: parsed.values,
       paint: paintFor(process.stdout),
       print: (text) => process.stdout.write(`${text}\n`),
-      json: (value) => process.stdout.write(`${JSON.stringify(value)}\n`),
+      json: (value) => process.stdout.write(`${terminalJson(value)}\n`),
     };
     return await HANDLERS[command](ctx);
   } catch (err) {
@@ -90,6 +92,7 @@ function howToSetKey(url: string): string {
   return `pass --key KEY or set AGENT_RUN_KEY, e.g. export AGENT_RUN_KEY=${example}${where}`;
 }
 
+/** An error's text on one line; a server's message may quote run data. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " | ");
+  return terminalText(text.replace(/\s*\n\s*/g, " | "));
 }

@@ -1,5 +1,6 @@
 /** The control plane's HTTP API, with every failure turned into one CliError (code and message). */
 import type { RunRecord } from "../../src/protocol/index.ts";
+import { terminalValue } from "./safe-text.ts";
 
 /** An HTTP, network or socket failure; printed as `agent-run: <code>: <message>`. */
 export class CliError extends Error {
@@ -29,9 +30,12 @@ interface ErrorJson {
 export class Api {
   readonly url: string;
   readonly key: string;
-  constructor(url: string, key: string) {
+  /** Answers are printed as text: their strings come back terminal-safe (safe-text.ts). */
+  readonly forTerminal: boolean;
+  constructor(url: string, key: string, options: { forTerminal?: boolean } = {}) {
     this.url = url;
     this.key = key;
+    this.forTerminal = options.forTerminal ?? true;
   }
 
   /** `path` is encoded by the caller (see `runPath`). Resolves with the parsed JSON body of a 2xx. */
@@ -66,7 +70,7 @@ export class Api {
     if (json === undefined) {
       throw new CliError("bad_response", `${method} ${path} answered ${res.status} without a JSON body`, res.status);
     }
-    return { status: res.status, body: json as T };
+    return { status: res.status, body: (this.forTerminal ? terminalValue(json) : json) as T };
   }
 
   async getRun(runId: string, timeoutMs?: number): Promise<RunRecord> {

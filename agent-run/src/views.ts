@@ -5,6 +5,7 @@
 import { stripVTControlCharacters } from "node:util";
 import type { RunEvent, RunStatus } from "../../src/protocol/index.ts";
 import { clip, duration, type Paint } from "./format.ts";
+import { terminalJson } from "./safe-text.ts";
 import { Transcript } from "./transcript.ts";
 
 export interface View {
@@ -31,7 +32,7 @@ export interface ViewOptions {
 export function jsonView(o: ViewOptions): View {
   let lost = false;
   return {
-    event: (event) => o.out.write(`${JSON.stringify(event)}\n`),
+    event: (event) => o.out.write(`${terminalJson(event)}\n`),
     status: () => {},
     connection: (reason, after) => {
       if (reason !== null && !lost)

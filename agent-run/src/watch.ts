@@ -6,6 +6,7 @@ import { isTerminal, type RunEvent, type RunStatus } from "../../src/protocol/in
 import { EXIT, type ExitCode } from "./args.ts";
 import { type Api, CliError, runPath } from "./client.ts";
 import { paintFor } from "./format.ts";
+import { terminalText, terminalValue } from "./safe-text.ts";
 import { type Liveness, watchLiveness } from "./liveness.ts";
 import { jsonView, plainView, ttyView, type View } from "./views.ts";
 
@@ -181,14 +182,15 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
     ws.addEventListener("open", () => clearTimeout(openTimer));
     ws.addEventListener("message", (ev) => {
       if (settled) return;
-      const frame = parseFrame(ev.data);
+      const parsed = parseFrame(ev.data);
+      const frame = api.forTerminal ? terminalValue(parsed) : parsed;
       if (frame?.type === "events" && Array.isArray(frame.events)) handlers.events(frame.events as RunEvent[]);
       else if (frame?.type === "status" && typeof frame.status === "string") handlers.status(frame.status as RunStatus);
       else if (frame?.type === "end" && typeof frame.status === "string")
         settle({ kind: "end", status: frame.status as RunStatus });
     });
     ws.addEventListener("close", (ev) =>
-      settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${ev.reason}` : ""}` }),
+      settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${terminalText(ev.reason)}` : ""}` }),
     );
     // Node's client reports a refused upgrade with an error and may never send a close.
     ws.addEventListener("error", () => settle({ kind: "dropped", reason: "socket error" }));

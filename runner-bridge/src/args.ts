@@ -1,6 +1,8 @@
+import fs from "node:fs";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
 import { POOL_USAGE } from "./pool/args.ts";
+import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
 /** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
 export interface CommonArgs {
@@ -24,6 +26,8 @@ export interface RunArgs extends CommonArgs {
   prompt?: string;
   /** ndjson: the agent's own checkpoint file or directory. */
   checkpoint?: string;
+  /** `--sandbox`, `--network`, `--workspace`: where and how fenced in the agent runs. */
+  sandbox: SandboxOptions;
   argv: string[];
 }
 
@@ -41,18 +45,23 @@ export interface AttachArgs extends CommonArgs {
 export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" };
 
 export const USAGE = `usage:
-  runner-bridge run    --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
-                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
-  runner-bridge attach --edge URL --run ID --token TOKEN [--dir DIR] [--wait-ms MS]
-  runner-bridge resume --edge URL --run ID --token TOKEN [--dir DIR] [--adapter ndjson|codex|claude-code]
-                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] -- CMD [ARGS...]
+  runner-bridge run    --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
+  runner-bridge attach --edge URL --run ID [--token-file PATH] [--dir DIR] [--wait-ms MS]
+  runner-bridge resume --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
+                       [--env NAME ...] [--prompt TEXT] [--checkpoint PATH] [SANDBOX] -- CMD [ARGS...]
     (on a fresh sandbox: restores the run's checkpoint and starts the next generation with the
      provider's resume; only while the run is recovering in mode resume)
+SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
+         --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
+         directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
+         workspace and HOME in it; a pool hides its root of runs)
 ${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet
-the token may also come from RUNNER_BRIDGE_TOKEN.
+the runner token: RUNNER_BRIDGE_TOKEN, or --token-file PATH (a file holding it, mode 0600);
+  --token TOKEN still works but puts the token in the process list.
 exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout,
              6 not resumable (resume: the run is not recovering in mode resume), 1 other`;
 
@@ -60,6 +69,7 @@ const COMMON = {
   edge: { type: "string" },
   run: { type: "string" },
   token: { type: "string" },
+  "token-file": { type: "string" },
   dir: { type: "string" },
   "grace-ms": { type: "string" },
   "give-up-ms": { type: "string" },
@@ -74,6 +84,10 @@ const RUN: ParseArgsOptionsConfig = {
   env: { type: "string", multiple: true },
   prompt: { type: "string" },
   checkpoint: { type: "string" },
+  sandbox: { type: "string" },
+  network: { type: "string" },
+  workspace: { type: "string" },
+  hide: { type: "string", multiple: true },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
 
@@ -107,12 +121,24 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const envNames = (flags.env as string[] | undefined) ?? [];
   const badName = envNames.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName !== undefined) throw new UsageProblem(`--env ${badName} is not a variable name`);
-  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, argv: agent };
+  const launch: Omit<ResumeArgs, "command"> = { ...common, envNames, sandbox: sandboxFlags(flags), argv: agent };
   if (typeof flags.prompt === "string") launch.prompt = flags.prompt;
   if (typeof flags.checkpoint === "string") launch.checkpoint = flags.checkpoint;
   const adapter = flags.adapter as string | undefined;
   if (command === "resume") return adapter === undefined ? { ...launch, command } : { ...launch, command, adapter };
   return { ...launch, command, adapter: adapter ?? "ndjson" };
+}
+
+function sandboxFlags(flags: Flags): SandboxOptions {
+  const fields: SandboxFields = {};
+  for (const name of ["sandbox", "network", "workspace"] as const) {
+    const value = flags[name];
+    if (typeof value === "string") fields[name] = value;
+  }
+  if (Array.isArray(flags.hide)) fields.hide = flags.hide as string[];
+  const options = sandboxOptions(fields, "none");
+  if (typeof options === "string") throw new UsageProblem(options);
+  return options;
 }
 
 /** The flags before `--` (node:util's parser, strict) and the agent's command after it. */
@@ -138,10 +164,9 @@ function splitAgentCommand(command: "run" | "attach" | "resume", rest: string[])
 function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   const edge = flags.edge as string | undefined;
   const runId = flags.run as string | undefined;
-  const token = (flags.token as string | undefined) ?? env.RUNNER_BRIDGE_TOKEN;
   if (!edge) throw new UsageProblem("--edge is required");
   if (!runId) throw new UsageProblem("--run is required");
-  if (!token) throw new UsageProblem("--token is required");
+  const token = runnerToken(flags, env);
   const common: CommonArgs = {
     edge,
     runId,
@@ -155,6 +180,25 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;
   return common;
+}
+
+/** The runner token: --token, else --token-file's contents, else RUNNER_BRIDGE_TOKEN. */
+function runnerToken(flags: Flags, env: NodeJS.ProcessEnv): string {
+  const inline = flags.token as string | undefined;
+  const file = flags["token-file"] as string | undefined;
+  if (inline !== undefined && file !== undefined) throw new UsageProblem("pass --token or --token-file, not both");
+  let token = inline;
+  if (file !== undefined) {
+    try {
+      token = fs.readFileSync(file, "utf8").trim();
+    } catch (err) {
+      throw new UsageProblem(`--token-file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    if (!token) throw new UsageProblem(`--token-file ${file} is empty`);
+  }
+  token ??= env.RUNNER_BRIDGE_TOKEN;
+  if (!token) throw new UsageProblem("no runner token: set RUNNER_BRIDGE_TOKEN or pass --token-file PATH");
+  return token;
 }
 
 function integer(flags: Flags, name: string, fallback: number): number {

@@ -26,6 +26,9 @@ import {
 } from "./rundir.ts";
 import { poolMain } from "./pool/command.ts";
 import { prepareResume } from "./resume.ts";
+import { requireSandboxTools } from "./sandbox/check.ts";
+import { agentWorkspace, planSandbox } from "./sandbox/plan.ts";
+import { formatNetwork } from "./sandbox/policy.ts";
 import { Session } from "./session.ts";
 
 export async function main(argv: string[]): Promise<number> {
@@ -88,7 +91,9 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     if (value) log.redact([value]);
   }
   const fault = process.env.RUNNER_BRIDGE_FAULT;
-  const places = sessionPlaces(spec.adapter, agentEnvironment(spec.envNames, false), spec.cwd, spec.checkpoint);
+  // A sandboxed agent's HOME is the one its spec names, whatever this bridge's HOME is.
+  const agentEnv = { ...agentEnvironment(spec.envNames, false), ...(spec.sandbox ? { HOME: spec.sandbox.home } : {}) };
+  const places = sessionPlaces(spec.adapter, agentEnv, spec.cwd, spec.checkpoint);
   return new Session({
     edge: args.edge,
     runId: args.runId,
@@ -119,6 +124,8 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   const agentEnv = agentEnvironment(args.envNames);
   for (const name of args.envNames) log.redact([agentEnv[name] as string]);
   const paths = freshRunDir(args);
+  // Refuse before anything of the run exists when no sandbox can be made here.
+  if (args.sandbox.mode === "os") requireSandboxTools(args.sandbox.network);
   const look = await lookAtRun(args);
   failOnVerdict(look, args.runId);
   if (look.kind === "live" && look.status === "recovering") {
@@ -134,21 +141,26 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   }
 
   const [command, ...commandArgs] = args.argv as [string, ...string[]];
+  const cwd = agentWorkspace(args.sandbox, args.runId);
   const spec: RunSpec = {
     version: 1,
     runId: args.runId,
     adapter: args.adapter,
     command,
     args: commandArgs,
-    cwd: process.cwd(),
+    cwd,
     envNames: args.envNames,
     nonce: newNonce(),
     createdAt: new Date().toISOString(),
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
-  if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(args.checkpoint);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId });
-  log.info(`launched ${command} for run ${args.runId}; journal ${paths.journal}`);
+  if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
+  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
+  if (sandbox) spec.sandbox = sandbox;
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId }, [
+    args.token,
+  ]);
+  log.info(`launched ${command} for run ${args.runId}${sandboxNote(spec)}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }
 
@@ -157,11 +169,20 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const agentEnv = agentEnvironment(args.envNames);
   for (const name of args.envNames) log.redact([agentEnv[name] as string]);
   const paths = freshRunDir(args);
+  if (args.sandbox.mode === "os") requireSandboxTools(args.sandbox.network);
   failOnVerdict(await lookAtRun(args), args.runId);
-  const { spec, env } = await prepareResume(args, agentEnv, log);
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId });
-  log.info(`resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}; journal ${paths.journal}`);
+  const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
+  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
+  if (sandbox) spec.sandbox = sandbox;
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId }, [args.token]);
+  log.info(
+    `resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}${sandboxNote(spec)}; journal ${paths.journal}`,
+  );
   return sessionFor(args, paths, spec, log, true).run();
+}
+
+function sandboxNote(spec: RunSpec): string {
+  return spec.sandbox ? ` in a sandbox (network ${formatNetwork(spec.sandbox.network)}, workspace ${spec.cwd})` : "";
 }
 
 function freshRunDir(args: CommonArgs): RunPaths {

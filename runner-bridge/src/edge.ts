@@ -14,10 +14,10 @@ export function runnerPath(runId: string): string {
   return `/v1/runs/${encodeURIComponent(runId)}/runner`;
 }
 
-export function runnerSocketUrl(edge: string, runId: string, token: string): string {
+/** The runner WebSocket's URL; the token travels in the Authorization header, never here. */
+export function runnerSocketUrl(edge: string, runId: string): string {
   const url = new URL(normalizeEdge(edge) + runnerPath(runId));
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.searchParams.set("token", token);
   return url.toString();
 }
 

@@ -3,6 +3,8 @@ import { fitEvent } from "./adapters/agui/fit.ts";
 import type { Adapter } from "./adapters/types.ts";
 import type { Envelope } from "./command-file.ts";
 import { JournalReader } from "./journal.ts";
+import { JournalTimes } from "./journal-times.ts";
+import { redactText } from "./redact.ts";
 import type { ExitInfo } from "./sentinel.ts";
 
 /** One journal line as the edge will store it, and the inbox writes the adapter makes in reaction. */
@@ -11,22 +13,34 @@ export interface JournalEvent {
   reactions: Envelope[][];
 }
 
+export interface JournalEventsOptions {
+  /** journal.times: each line's time as the supervisor recorded it, sent as the event's `time`. */
+  times?: string;
+  /** Secret forms (redact.ts) that must not leave in an event, whatever the journal holds. */
+  redact?: readonly string[];
+}
+
 /**
- * The journal read through the adapter: line N becomes the event with sourceSeq N. Reading again
- * from byte 0 (after a gap) must reproduce exactly the same events and reactions.
+ * The journal read through the adapter: line N becomes the event with sourceSeq N, timed when the
+ * supervisor got it from the agent. Reading again from byte 0 (after a gap) must reproduce
+ * exactly the same events and reactions.
  */
 export class JournalEvents {
   private readonly file: string;
   private readonly nonce: string;
   private readonly makeAdapter: () => Adapter;
+  private readonly options: JournalEventsOptions;
   private reader: JournalReader;
+  private times: JournalTimes | null;
   private current: Adapter;
 
-  constructor(file: string, nonce: string, makeAdapter: () => Adapter) {
+  constructor(file: string, nonce: string, makeAdapter: () => Adapter, options: JournalEventsOptions = {}) {
     this.file = file;
     this.nonce = nonce;
     this.makeAdapter = makeAdapter;
+    this.options = options;
     this.reader = new JournalReader(file, nonce);
+    this.times = options.times ? new JournalTimes(options.times) : null;
     this.current = makeAdapter();
   }
 
@@ -56,7 +70,10 @@ export class JournalEvents {
       const result = this.current.onLine(line.text);
       const event: RunnerEvent = { sourceSeq: line.lineNo, type: result.event.type };
       if (result.event.data !== undefined) event.data = result.event.data;
-      return { event: fitEvent(event, line.text), reactions: result.reactions ?? [] };
+      const fitted = redactEvent(fitEvent(event, line.text), this.options.redact ?? []);
+      const time = this.times?.timeOf(line.lineNo);
+      if (time !== undefined) fitted.time = new Date(time).toISOString();
+      return { event: fitted, reactions: result.reactions ?? [] };
     });
   }
 
@@ -66,6 +83,28 @@ export class JournalEvents {
    */
   reread(): void {
     this.reader = new JournalReader(this.file, this.nonce);
+    this.times = this.options.times ? new JournalTimes(this.options.times) : null;
     this.current = this.makeAdapter();
   }
+}
+
+/** The event with every string in its type and data redacted (only looked into when one matches). */
+function redactEvent(event: RunnerEvent, forms: readonly string[]): RunnerEvent {
+  if (forms.length === 0) return event;
+  const text = JSON.stringify([event.type, event.data ?? null]);
+  if (!forms.some((form) => text.includes(form))) return event;
+  const scrubbed: RunnerEvent = { ...event, type: redactText(event.type, forms) };
+  if (event.data !== undefined) scrubbed.data = redactValue(event.data, forms);
+  return scrubbed;
+}
+
+function redactValue(value: unknown, forms: readonly string[]): unknown {
+  if (typeof value === "string") return redactText(value, forms);
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, forms));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [redactText(key, forms), redactValue(item, forms)]),
+    );
+  }
+  return value;
 }

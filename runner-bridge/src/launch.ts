@@ -15,27 +15,44 @@ export async function startAgent(
   spec: RunSpec,
   adapter: Adapter,
   env: Record<string, string>,
+  secrets: readonly string[] = [],
 ): Promise<number> {
   fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(paths.journal, "", { flag: "a", mode: 0o600 });
   const startup = adapter.startup(spec);
   if (startup.length) await new CommandFile(paths.inbox).appendOnce(startup);
   writeFileAtomic(paths.spec, `${JSON.stringify(spec, null, 2)}\n`);
-  return launchSupervisor(paths, spec, env);
+  return launchSupervisor(paths, spec, env, secrets);
 }
 
-/** Spawns `node supervisor.ts <dir>` detached in its own session; returns its pid. */
-export function launchSupervisor(paths: RunPaths, spec: RunSpec, env: Record<string, string>): number {
+/**
+ * Spawns `node supervisor.ts <dir>` detached in its own session; returns its pid. `secrets` (the
+ * runner token) go to it over a pipe on fd 3, to be redacted from the journal with the values
+ * of the `--env` variables, which it finds in its environment.
+ */
+export function launchSupervisor(
+  paths: RunPaths,
+  spec: RunSpec,
+  env: Record<string, string>,
+  secrets: readonly string[] = [],
+): number {
   // From a clone this module is src/launch.ts; in the packed bundle it is dist/cli.mjs.
   const bundled = import.meta.url.endsWith(".mjs");
   const script = fileURLToPath(new URL(bundled ? "./supervisor.mjs" : "./supervisor.ts", import.meta.url));
   const logFd = fs.openSync(paths.supervisorLog, "a", 0o600);
-  const child = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", script, paths.dir], {
-    cwd: spec.cwd,
-    env,
-    detached: true, // own session: the agent outlives this bridge
-    stdio: ["ignore", "ignore", logFd],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--disable-warning=ExperimentalWarning", script, paths.dir, "--secrets-fd=3"],
+    {
+      cwd: spec.cwd,
+      env,
+      detached: true, // own session: the agent outlives this bridge
+      stdio: ["ignore", "ignore", logFd, "pipe"],
+    },
+  );
+  const secretsPipe = child.stdio[3] as NodeJS.WritableStream | null;
+  secretsPipe?.on("error", () => {}); // a supervisor that died at once: its log says why
+  secretsPipe?.end(JSON.stringify(secrets));
   child.unref();
   fs.closeSync(logFd);
   return child.pid ?? -1;

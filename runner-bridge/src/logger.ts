@@ -1,3 +1,5 @@
+import { redactText, secretForms } from "./redact.ts";
+
 /**
  * One-line logging to stderr. Every line passes through the redactor, so the value of a
  * variable passed with `--env` can never reach a log line even if an error message quotes it.
@@ -7,18 +9,17 @@ export interface Logger {
   warn(message: string): void;
   /** Adds values that must never be printed. */
   redact(values: Iterable<string>): void;
-  /** The redacted form of any text. */
+  /** The redacted form of any text, on one line. */
   scrub(text: string): string;
+  /** The values added with `redact`. */
+  secrets(): string[];
 }
 
 export function createLogger(options: { quiet?: boolean; prefix?: string } = {}): Logger {
   const secrets = new Set<string>();
+  let forms: string[] = [];
   const prefix = options.prefix ?? "runner-bridge";
-  const scrub = (text: string): string => {
-    let out = text;
-    for (const s of secrets) out = out.split(s).join("[redacted]");
-    return out.replace(/\r?\n/g, " ");
-  };
+  const scrub = (text: string): string => redactText(text, forms).replace(/\r?\n/g, " ");
   const write = (level: string, message: string): void => {
     process.stderr.write(`${prefix}: ${level}${scrub(message)}\n`);
   };
@@ -30,9 +31,10 @@ export function createLogger(options: { quiet?: boolean; prefix?: string } = {})
       write("warning: ", message);
     },
     redact(values) {
-      // Very short values would turn every log line into confetti; they are still never written.
-      for (const v of values) if (v.length >= 4) secrets.add(v);
+      for (const v of values) secrets.add(v);
+      forms = secretForms(secrets);
     },
+    secrets: () => [...secrets],
     scrub,
   };
 }

@@ -1,11 +1,13 @@
 import path from "node:path";
 import type { RecoveryState } from "../../src/protocol/index.ts";
 import { ADAPTERS } from "./adapters/index.ts";
+import { sessionIdProblem } from "./adapters/session-id.ts";
 import { adapterForProvider, resumeLaunch } from "./adapters/resume.ts";
 import type { ResumeArgs } from "./args.ts";
 import { decodeArchive, digestOf } from "./checkpoint/archive.ts";
 import { EdgeRefusal, type EdgeTarget, getCheckpoint, getRecovery } from "./checkpoint/edge-api.ts";
-import { restoreSession, sessionPlaces } from "./checkpoint/files.ts";
+import { sessionPlaces } from "./checkpoint/files.ts";
+import { restoreSession } from "./checkpoint/restore.ts";
 import { BridgeExit, EXIT } from "./exit.ts";
 import type { Logger } from "./logger.ts";
 import { newNonce, type RunSpec } from "./rundir.ts";
@@ -20,6 +22,7 @@ export async function prepareResume(
   args: ResumeArgs,
   agentEnv: Record<string, string>,
   log: Logger,
+  cwd = process.cwd(),
 ): Promise<{ spec: RunSpec; env: Record<string, string> }> {
   const target: EdgeTarget = { edge: args.edge, runId: args.runId, token: args.token };
   const state = await edgeCall("reading the run's recovery state", () => getRecovery(target));
@@ -31,6 +34,9 @@ export async function prepareResume(
   if (!(ADAPTERS as readonly string[]).includes(adapter)) {
     throw new BridgeExit(EXIT.failure, `unknown adapter ${adapter} (one of ${ADAPTERS.join(", ")})`);
   }
+  // The id came from the previous generation's output; it goes on the agent's command line.
+  const idProblem = sessionIdProblem(adapter, native.id);
+  if (idProblem) throw new BridgeExit(EXIT.failure, `refusing to resume run ${args.runId}: its ${idProblem}`);
   const download = await edgeCall("downloading the checkpoint", () => getCheckpoint(target));
   const digest = digestOf(download.bytes);
   if (digest !== download.digest || digest !== state.checkpoint.digest) {
@@ -40,9 +46,19 @@ export async function prepareResume(
     );
   }
   const archive = decodeArchive(download.bytes);
-  const cwd = process.cwd();
+  if (archive.session !== native.id) {
+    throw new BridgeExit(
+      EXIT.failure,
+      `the checkpoint is of session ${JSON.stringify(archive.session.slice(0, 80))}, not the run's ${native.id}; nothing was restored`,
+    );
+  }
   const places = sessionPlaces(adapter, agentEnv, cwd, args.checkpoint);
-  const restored = restoreSession(places, archive);
+  let restored: string[];
+  try {
+    restored = restoreSession(places, archive);
+  } catch (err) {
+    throw new BridgeExit(EXIT.failure, `refusing the checkpoint of run ${args.runId}: ${(err as Error).message}`);
+  }
   log.info(
     `restored ${restored.length} session file(s) of ${native.provider} session ${native.id} (checkpoint ${digest.slice(0, 19)}…, sourceSeq ${download.sourceSeq} of generation ${download.generation})`,
   );

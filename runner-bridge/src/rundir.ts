@@ -1,14 +1,17 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { SandboxSpec } from "./sandbox/spec.ts";
 
 /** The files a run keeps in its directory. Everything here is deleted once the edge acks the end. */
 export interface RunPaths {
   dir: string;
   /** Written first, atomically: what to launch and how to recognise its exit sentinel. */
   spec: string;
-  /** The agent's stdout, appended by the kernel; then the supervisor's exit sentinel. */
+  /** The agent's stdout line by line, secrets redacted, written by the supervisor; then its exit sentinel. */
   journal: string;
+  /** `<line number> <epoch ms>` per journal line: when the supervisor got it from the agent. */
+  times: string;
   /** The agent's stderr. */
   stderr: string;
   /** Envelopes of lines to write to the agent's stdin, fed by the supervisor. */
@@ -28,6 +31,7 @@ export function runPaths(dir: string): RunPaths {
     dir: abs,
     spec: path.join(abs, "spec.json"),
     journal: path.join(abs, "journal.ndjson"),
+    times: path.join(abs, "journal.times"),
     stderr: path.join(abs, "stderr.log"),
     inbox: path.join(abs, "inbox.ndjson"),
     control: path.join(abs, "control.ndjson"),
@@ -64,6 +68,8 @@ export interface RunSpec {
   resume?: { provider: string; id: string };
   /** ndjson: the agent's own checkpoint file or directory (`--checkpoint`), absolute. */
   checkpoint?: string;
+  /** `--sandbox os`: the agent's boundary, which the supervisor builds around it. */
+  sandbox?: SandboxSpec;
 }
 
 export function newNonce(): string {
@@ -107,12 +113,14 @@ export function readPid(file: string): number | null {
 export function removeRunFiles(paths: RunPaths): void {
   for (const f of [
     paths.journal,
+    paths.times,
     paths.stderr,
     paths.inbox,
     paths.control,
     paths.agentPid,
     paths.supervisorPid,
     paths.supervisorLog,
+    path.join(paths.dir, "proxy.sock"),
     `${paths.inbox}.lock`,
     `${paths.control}.lock`,
     paths.spec,

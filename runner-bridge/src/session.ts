@@ -17,6 +17,7 @@ import { JournalEvents } from "./journal-events.ts";
 import type { Logger } from "./logger.ts";
 import { MAX_FRAME_PAYLOAD, Outbox } from "./outbox.ts";
 import { pollUntil } from "./poll.ts";
+import { secretForms } from "./redact.ts";
 import { groupAlive, processAlive, terminateGroup } from "./proctree.ts";
 import { type RunPaths, type RunSpec, readPid, readTail, removeRunFiles } from "./rundir.ts";
 import type { ExitInfo } from "./sentinel.ts";
@@ -77,7 +78,10 @@ export class Session {
   constructor(options: SessionOptions) {
     this.options = options;
     this.log = options.log;
-    this.journal = new JournalEvents(options.paths.journal, options.spec.nonce, options.makeAdapter);
+    this.journal = new JournalEvents(options.paths.journal, options.spec.nonce, options.makeAdapter, {
+      times: options.paths.times,
+      redact: secretForms(options.log.secrets()),
+    });
     this.inbox = new CommandFile(options.paths.inbox);
     this.commands = new CommandHandler({
       paths: options.paths,

@@ -24,14 +24,16 @@ interface NodeWebSocket {
   addEventListener(type: "close", listener: (ev: { code: number; reason: string }) => void): void;
   addEventListener(type: "error", listener: (ev: unknown) => void): void;
 }
-type NodeWebSocketCtor = new (url: string) => NodeWebSocket;
+type NodeWebSocketCtor = new (url: string, init: { headers: Record<string, string> }) => NodeWebSocket;
 
 const OPEN = 1;
 
 export function connectSocket(edge: string, runId: string, token: string, handlers: SocketHandlers): Socket {
   const Ctor = (globalThis as unknown as { WebSocket?: NodeWebSocketCtor }).WebSocket;
   if (!Ctor) throw new Error("this Node has no global WebSocket (need Node >= 22)");
-  const ws = new Ctor(runnerSocketUrl(edge, runId, token));
+  // The token goes in a header (Node's client can set one), never in the URL, where proxies and
+  // access logs would keep it.
+  const ws = new Ctor(runnerSocketUrl(edge, runId), { headers: { authorization: `Bearer ${token}` } });
   let closed = false;
   const closeOnce = (code: number, reason: string) => {
     if (closed) return;

@@ -2,18 +2,24 @@
  * The supervisor: a small detached process that owns the agent for the whole run, so the agent
  * outlives any number of bridges.
  *
- *   node supervisor.ts <run-dir>
+ *   node supervisor.ts <run-dir> [--secrets-fd=3]
  *
- * - starts the agent in its own process group, stdout appended to journal.ndjson (the kernel writes
- *   it; nothing is piped through a bridge), stderr appended to stderr.log;
+ * - starts the agent in its own process group, stderr appended to stderr.log, and journals its
+ *   stdout itself, line by line (journal-writer.ts): the values of the `--env` variables and the
+ *   runner token redacted, each line's time in journal.times. Nothing passes through a bridge, so
+ *   a bridge killed at any moment tears or loses no line;
  * - feeds inbox.ndjson into the agent's stdin, envelope by envelope, as it grows;
  * - when the agent exits, terminates a torn last line and appends the exit sentinel (exit code or
  *   signal, plus the run's nonce).
- * Its environment is exactly the agent's environment (the bridge built it).
+ * Its environment is exactly the agent's environment (the bridge built it). Secrets beyond it (the
+ * runner token) arrive as a JSON array on fd 3, read once and closed before the agent starts, so
+ * they are in no argv, environment or file.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
+import { JournalWriter } from "./journal-writer.ts";
+import { secretForms } from "./redact.ts";
 import { readSpec, runPaths, writeFileAtomic } from "./rundir.ts";
+import { startAgentProcess } from "./sandbox/agent-process.ts";
 import { type ExitInfo, formatSentinel } from "./sentinel.ts";
 
 const dir = process.argv[2];
@@ -34,41 +40,59 @@ process.on("SIGINT", () => {});
 writeFileAtomic(paths.supervisorPid, `${process.pid}\n`);
 
 const journalFd = fs.openSync(paths.journal, "a", 0o600);
+const timesFd = fs.openSync(paths.times, "a", 0o600);
 const stderrFd = fs.openSync(paths.stderr, "a", 0o600);
+const envSecrets = spec.envNames.flatMap((name) => process.env[name] ?? []);
+const journal = new JournalWriter(journalFd, timesFd, secretForms([...envSecrets, ...secretsFromFd3()]));
 
+/** The extra secrets the bridge wrote to fd 3 (`--secrets-fd=3`; without it fd 3 is not ours). */
+function secretsFromFd3(): string[] {
+  if (process.argv[3] !== "--secrets-fd=3") return [];
+  const text = fs.readFileSync(3, "utf8");
+  fs.closeSync(3); // the agent must not inherit it
+  const values = JSON.parse(text || "[]") as unknown;
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** How long the agent's stdout may stay open after it exited (a lingering grandchild holds it). */
+const DRAIN_MS = 1000;
 let finished = false;
 function finish(exit: ExitInfo): void {
   if (finished) return;
   finished = true;
   clearInterval(feedTimer);
   try {
-    const size = fs.fstatSync(journalFd).size;
-    let prefix = "";
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      const readFd = fs.openSync(paths.journal, "r");
-      fs.readSync(readFd, last, 0, 1, size - 1);
-      fs.closeSync(readFd);
-      if (last[0] !== 0x0a) prefix = "\n"; // end the agent's torn last line first
-    }
-    fs.writeSync(journalFd, `${prefix}${formatSentinel(nonce, exit)}\n`);
+    journal.end();
+    fs.writeSync(journalFd, `${formatSentinel(nonce, exit)}\n`);
   } finally {
     process.exit(0);
   }
 }
 
-const child = spawn(spec.command, spec.args, {
-  cwd: spec.cwd,
-  env: process.env,
-  detached: true, // own process group: cancel signals the whole tree, never the supervisor
-  stdio: ["pipe", journalFd, stderrFd],
+// Own process group (in --sandbox os: the sandbox's session): cancel signals the whole tree, never the supervisor.
+const agent = await startAgentProcess(spec, paths, ["pipe", "pipe", stderrFd]);
+const child = agent.child;
+let stdoutEnded = false;
+child.stdout?.on("data", (chunk: Buffer) => {
+  if (!finished) journal.write(chunk);
+});
+child.stdout?.on("end", () => {
+  stdoutEnded = true;
 });
 child.on("error", (err) => {
   fs.writeSync(stderrFd, `runner-bridge supervisor: could not start ${spec.command}: ${err.message}\n`);
   finish({ code: 127, signal: null, spawnError: err.message });
 });
-if (child.pid !== undefined) writeFileAtomic(paths.agentPid, `${child.pid}\n`);
-child.on("exit", (code, signal) => finish({ code, signal }));
+void agent.group.then((pgid) => {
+  if (pgid !== null && !finished) writeFileAtomic(paths.agentPid, `${pgid}\n`);
+});
+child.on("exit", (code, signal) => {
+  // Everything the agent wrote before it exited is in the pipe: read it all, then the sentinel.
+  const exit = agent.exit(code, signal);
+  if (stdoutEnded) return finish(exit);
+  child.stdout?.once("end", () => finish(exit));
+  setTimeout(() => finish(exit), DRAIN_MS);
+});
 child.stdin?.on("error", () => {
   // the agent closed its stdin or exited; nothing to deliver any more
 });

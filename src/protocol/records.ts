@@ -37,7 +37,10 @@ export const RunEvent = z
     generation: Generation.optional().describe("The agent generation that sent it (runner events only)"),
     type: z.string(),
     data: z.unknown(),
-    time: Timestamp,
+    time: Timestamp.describe("When the run object stored it (ISO-8601, UTC)"),
+    agentTime: Timestamp.optional().describe(
+      "Runner events: when the agent wrote it, as the runner journaled it; after an outage the events journaled meanwhile keep their own times while `time` is when they arrived",
+    ),
   })
   .meta({ id: "RunEvent", description: "One event of a run's log" });
 export type RunEvent = z.infer<typeof RunEvent>;

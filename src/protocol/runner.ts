@@ -11,6 +11,10 @@ export const RunnerEvent = z
     sourceSeq: SourceSeq,
     type: z.string().min(1).max(200),
     data: z.unknown().optional(),
+    /**
+     * When the agent wrote it (ISO-8601), as the runner's journal recorded it; kept beside the
+     * object's own arrival `time` as the event's `agentTime` (an unparseable one is dropped).
+     */
     time: z.string().max(64).optional(),
   })
   .strict();

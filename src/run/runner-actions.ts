@@ -70,7 +70,8 @@ export function storeBatch(
     generation,
     type: event.type,
     data: event.data ?? null,
-    time: parseTime(event.time) ?? machine.now,
+    time: machine.now,
+    agentTime: parseTime(event.time),
   }));
   if (drafts.length > 0 && runner) {
     const appended = machine.store.appendEvents(drafts, { generation, state: runner });
@@ -133,8 +134,12 @@ export function ackCommand(
   return ok({ kind: "acked", command });
 }
 
+/** The last millisecond of year 9999: past it toISOString leaves the ISO-8601 form. */
+const LATEST_TIME = 253_402_300_799_999;
+
+/** A runner's time as epoch ms, or null when it is absent, unparseable or outside 1970..9999. */
 function parseTime(time: string | undefined): number | null {
   if (time === undefined) return null;
   const ms = Date.parse(time);
-  return Number.isFinite(ms) ? ms : null;
+  return Number.isFinite(ms) && ms >= 0 && ms <= LATEST_TIME ? ms : null;
 }

@@ -113,7 +113,10 @@ export interface EventDraft {
   generation?: number;
   type: string;
   data: unknown;
+  /** When it is stored. */
   time: number;
+  /** Runner events: when the agent wrote it, as the runner reported (null: it did not say). */
+  agentTime?: number | null;
 }
 
 const decoder = new TextDecoder();
@@ -310,6 +313,7 @@ export class RunStore {
         type: draft.type,
         data: draft.data ?? null,
         time: new Date(draft.time).toISOString(),
+        ...(draft.agentTime == null ? {} : { agentTime: new Date(draft.agentTime).toISOString() }),
       };
     });
     this.log.appendTexts(

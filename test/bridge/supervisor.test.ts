@@ -106,4 +106,22 @@ describe("the supervisor", () => {
     );
     expect(JSON.parse(sentinel).__runnerBridgeExit.signal).toBe("SIGTERM");
   });
+
+  it("records each journal line's time in journal.times, the torn last line's too", async () => {
+    const before = Date.now();
+    const run = await launch([{ out: "one" }, { sleepMs: 200 }, { out: "two" }, { outRaw: "torn" }, { exit: 0 }]);
+    await waitFor("the exit sentinel in the journal", () => run.journal().includes("__runnerBridgeExit"));
+    const times = fs
+      .readFileSync(run.paths.times, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => line.split(" ").map(Number) as [number, number]);
+    expect(times.map(([line]) => line)).toEqual([1, 2, 3]);
+    const [one, two, torn] = times.map(([, ms]) => ms) as [number, number, number];
+    expect(one).toBeGreaterThanOrEqual(before);
+    expect(two - one).toBeGreaterThanOrEqual(195);
+    expect(torn).toBeGreaterThanOrEqual(two);
+    expect(torn).toBeLessThanOrEqual(Date.now());
+    expect(run.journal().split("\n").slice(0, 3)).toEqual(["one", "two", "torn"]);
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BETA } from "../support/api.ts";
 import { waitFor } from "../support/wait.ts";
-import { marker, touch, transcript, usePools } from "./harness.ts";
+import { marker, SCRIPTED, touch, transcript, usePools, writeAgents } from "./harness.ts";
 
 // Runner pools, tests 1 and 6: runs start by themselves on the hosts that dial in, within the
 // queue's concurrency limit, and only on hosts of their own tenant that serve their profile.
@@ -184,5 +184,42 @@ describe("isolation", () => {
       400,
     );
     expect(await t.api.ok("GET", "/v1/queues/settings-test")).toMatchObject({ maxConcurrent: 2 });
+  });
+});
+
+describe("the agent's sandbox on a pool host", () => {
+  it("by default in the OS sandbox: the pool's directories out of sight, no network; a profile may say none", async () => {
+    const { sandbox: _none, ...sandboxed } = SCRIPTED;
+    const agents = writeAgents({ scripted: sandboxed, plain: SCRIPTED });
+    const { key } = await t.poolKey();
+    const host = t.host({ key, agents });
+    await host.hostId();
+    const steps = [{ probe: "../bridge.log" }, { connect: t.edge.port }, { out: "done" }];
+    const inside = await t.createRun(steps);
+    const outside = await t.createRun(steps, { agent: "plain" });
+    for (const id of [inside, outside]) {
+      const ended = await waitFor(
+        `run ${id} to end`,
+        async () => {
+          const run = await t.api.getRun(id);
+          return run.finishedAt ? run : null;
+        },
+        60_000,
+      );
+      expect(ended.outcome).toEqual({ status: "succeeded", exitCode: 0 });
+    }
+    const seen = async (id: string) =>
+      (await t.api.runnerEvents(id)).filter((e) => e.type === "CUSTOM").map((e) => e.data);
+    expect(await seen(inside)).toEqual([
+      { name: "probe", value: { path: "../bridge.log", exists: false } },
+      { name: "connect", value: { port: t.edge.port, connected: false } },
+    ]);
+    expect(await seen(outside)).toEqual([
+      { name: "probe", value: { path: "../bridge.log", exists: true } },
+      { name: "connect", value: { port: t.edge.port, connected: true } },
+    ]);
+    expect(host.output()).toMatch(
+      new RegExp(`\\[${inside}\\] runner-bridge: launched .* in a sandbox \\(network none`),
+    );
   });
 });

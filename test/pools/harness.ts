@@ -11,11 +11,16 @@ import { type DevServer, REPO, startWranglerDev } from "../support/wrangler-dev.
 export const BRIDGE_BIN = path.join(REPO, "runner-bridge/bin/runner-bridge.mjs");
 export const POOL_AGENT = path.join(REPO, "test/pools/fixtures/pool-agent.mjs");
 
-/** The profile every test host serves: the pool tests' scripted agent, its state file as checkpoint. */
+/**
+ * The profile every test host serves: the pool tests' scripted agent, its state file as
+ * checkpoint, without the OS sandbox (its markers live in the host's /tmp, and killSandbox needs
+ * the host's /proc); `sandboxed` below is the pools' default.
+ */
 export const SCRIPTED = {
   adapter: "ndjson",
   command: [process.execPath, POOL_AGENT],
   checkpoint: "state.json",
+  sandbox: "none",
 };
 
 export function tempDir(prefix: string): string {

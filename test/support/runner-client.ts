@@ -45,8 +45,14 @@ export class TestRunner {
     token: string,
     options: { runnerId?: string; heldEpoch?: number; autoAck?: boolean } = {},
   ): Promise<TestRunner> {
-    const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(token)}`;
-    const socket = new WebSocket(url);
+    const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner`;
+    // Node's client takes headers (the DOM type does not say so); a runner token never goes in a URL.
+    const socket = new (
+      WebSocket as unknown as new (
+        url: string,
+        init: { headers: Record<string, string> },
+      ) => WebSocket
+    )(url, { headers: { authorization: `Bearer ${token}` } });
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener("open", () => resolve(), { once: true });
       socket.addEventListener("error", () => reject(new Error(`runner socket to ${runId} did not open`)), {

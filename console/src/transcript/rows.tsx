@@ -30,18 +30,43 @@ function seqRange(row: Row): string {
   return first === last ? `#${first}` : `#${first}–${last}`;
 }
 
+/** An arrival this much later than the agent's own time is shown beside it (a runner was away). */
+const LATE_ARRIVAL_MS = 1000;
+
+/** The agent's time of the row when its runner said it, else when the edge stored it. */
+function RowTime({ row }: { row: Row }) {
+  const first = row.events[0];
+  if (!first?.time) return null;
+  const written = first.agentTime;
+  if (!written) {
+    return (
+      <time dateTime={first.time} title={first.time}>
+        {clockTime(first.time)}
+      </time>
+    );
+  }
+  const late = Date.parse(first.time) - Date.parse(written) >= LATE_ARRIVAL_MS;
+  return (
+    <>
+      <time dateTime={written} title={`written by the agent ${written}; stored ${first.time}`}>
+        {clockTime(written)}
+      </time>
+      {late && (
+        <time class="row-arrival" dateTime={first.time} title={`stored ${first.time}, after the runner came back`}>
+          arrived {clockTime(first.time)}
+        </time>
+      )}
+    </>
+  );
+}
+
 function Meta(props: { row: Row; open: boolean; onToggle: () => void; onCopyLink: (seq: number) => void }) {
   const { row } = props;
-  const time = row.events[0]?.time;
   return (
     <div class="row-meta">
       <span class="sr-only">{KIND_LABEL[row.kind]}</span>
       <span class="row-seq">{seqRange(row)}</span>
-      {time && (
-        <time dateTime={time} title={time}>
-          {clockTime(time)}
-        </time>
-      )}
+      <RowTime row={row} />
       <button
         type="button"
         class="link-button"

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { sessionIdProblem } from "../adapters/session-id.ts";
 import type { Archive, ArchiveFile } from "./archive.ts";
 
 /**
@@ -50,6 +51,8 @@ export function claudeProjectDir(places: SessionPlaces): string {
  * upload). `session` is the native session id the agent reported (codex thread, claude session).
  */
 export function collectSession(places: SessionPlaces, provider: string, session: string): Archive | null {
+  // The id names files here; one shaped like a path (or a flag) is never looked for.
+  if (sessionIdProblem(places.adapter, session)) return null;
   const files = collectFiles(places, session);
   return files.length ? { provider, session, files } : null;
 }
@@ -86,31 +89,6 @@ function findClaudeTranscript(places: SessionPlaces, name: string): string | nul
     if (fs.existsSync(file)) return file;
   }
   return null;
-}
-
-/** Writes an archive's files where the new agent will look for them; returns the paths written. */
-export function restoreSession(places: SessionPlaces, archive: Archive): string[] {
-  const written: string[] = [];
-  for (const file of archive.files) {
-    const target = targetOf(places, file);
-    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(target, file.data, { mode: 0o600 });
-    written.push(target);
-  }
-  return written;
-}
-
-function targetOf(places: SessionPlaces, file: ArchiveFile): string {
-  switch (file.root) {
-    case "codex-home":
-      return path.join(places.codexHome, file.path);
-    case "claude-project":
-      return path.join(claudeProjectDir(places), file.path);
-    case "checkpoint":
-      if (places.checkpointPath === undefined)
-        throw new Error("the checkpoint holds an agent's --checkpoint files: pass --checkpoint PATH to restore them");
-      return file.path === "" ? places.checkpointPath : path.join(places.checkpointPath, file.path);
-  }
 }
 
 /** A JSON-lines file up to its last newline: a line the agent is still writing is left out. */

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { PoolEdgeFrame } from "../../../src/protocol/pool.ts";
 import { groupAlive, terminateGroup } from "../proctree.ts";
 import { readPid, runPaths } from "../rundir.ts";
+import { sandboxArgv } from "../sandbox/policy.ts";
 import type { ServedProfile } from "./profiles.ts";
 
 export type AssignFrame = Extract<PoolEdgeFrame, { type: "assign" }>;
@@ -51,7 +52,8 @@ export class Assignment {
     const log = fs.openSync(path.join(this.dir, "bridge.log"), "a", 0o600);
     const env: NodeJS.ProcessEnv = { ...process.env, RUNNER_BRIDGE_TOKEN: frame.runnerToken };
     delete env.RUNNER_POOL_KEY; // the pool's credential is the host's, never a run's
-    this.child = spawn(process.execPath, [BIN, ...bridgeArgv(frame, served, o.edge, this.bridgeDir)], {
+    const where = { edge: o.edge, dir: this.bridgeDir, workspace, root: o.root };
+    this.child = spawn(process.execPath, [BIN, ...bridgeArgv(frame, served, where)], {
       cwd: workspace,
       env,
       stdio: ["ignore", log, "pipe"],
@@ -107,15 +109,32 @@ export class Assignment {
 }
 
 /** The child's command line: the token is never in it (RUNNER_BRIDGE_TOKEN). */
-export function bridgeArgv(frame: AssignFrame, served: ServedProfile, edge: string, dir: string): string[] {
+export function bridgeArgv(
+  frame: AssignFrame,
+  served: ServedProfile,
+  where: { edge: string; dir: string; workspace: string; root: string },
+): string[] {
   const { profile } = served;
-  const argv = [frame.start, "--edge", edge, "--run", frame.runId, "--dir", dir, "--adapter", profile.adapter];
+  const argv = [
+    frame.start,
+    "--edge",
+    where.edge,
+    "--run",
+    frame.runId,
+    "--dir",
+    where.dir,
+    "--adapter",
+    profile.adapter,
+  ];
   // Names the host has not set are left out rather than failing the run (e.g. a CLI logged in by file).
   for (const name of profile.env) if (process.env[name] !== undefined) argv.push("--env", name);
   // The prompt is the run's first user message: a resumed session has it already.
   if (frame.start === "run" && frame.prompt !== undefined) argv.push("--prompt", frame.prompt);
   if (profile.checkpoint !== undefined) argv.push("--checkpoint", profile.checkpoint);
-  return [...argv, "--", ...served.command];
+  // Inside a sandbox no agent sees the pool's root (other runs' journals), only its own workspace.
+  const sandbox = { ...served.sandbox, workspace: where.workspace };
+  if (sandbox.mode === "os") sandbox.hide = [where.root];
+  return [...argv, ...sandboxArgv(sandbox), "--", ...served.command];
 }
 
 /** An assignment id as a directory name component. */

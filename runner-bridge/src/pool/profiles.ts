@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type AgentProfile, AgentProfiles } from "../../../src/protocol/pool.ts";
+import { requireSandboxTools } from "../sandbox/check.ts";
+import { type SandboxFields, type SandboxOptions, sandboxOptions } from "../sandbox/policy.ts";
 
 /** A profile ready to launch: its command with the program found and relative scripts made absolute. */
 export interface ServedProfile {
@@ -8,6 +10,8 @@ export interface ServedProfile {
   profile: AgentProfile;
   /** argv, the first element an absolute path. */
   command: string[];
+  /** The profile's sandbox (pools default to `os` with no network); workspace and hidden root added per run. */
+  sandbox: SandboxOptions;
 }
 
 export interface LoadedProfiles {
@@ -37,6 +41,7 @@ export function loadProfiles(file: string, env: NodeJS.ProcessEnv = process.env)
   } catch (err) {
     throw new ProfilesError(`the agents file ${file} is not JSON: ${(err as Error).message}`);
   }
+  const sandboxes = takeSandboxFields(json);
   const parsed = AgentProfiles.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -53,13 +58,21 @@ export function loadProfiles(file: string, env: NodeJS.ProcessEnv = process.env)
         `the agents file ${file} is invalid at ${name}.checkpoint: a path inside the run's workspace`,
       );
     }
+    const sandbox = sandboxOptions(sandboxes.get(name) ?? {}, "os");
+    if (typeof sandbox === "string")
+      throw new ProfilesError(`the agents file ${file} is invalid at ${name}: ${sandbox}`);
     const [program, ...rest] = profile.command as [string, ...string[]];
     const found = findProgram(relativeTo(base, program), env.PATH ?? "");
     if (!found) {
       skipped.push(`profile ${name} left out: ${program} is not on PATH`);
       continue;
     }
-    served.set(name, { name, profile, command: [found, ...rest.map((arg) => relativeTo(base, arg))] });
+    const unusable = sandbox.mode === "os" ? sandboxRefusal(sandbox) : null;
+    if (unusable) {
+      skipped.push(`profile ${name} left out: ${unusable} (or give it "sandbox": "none")`);
+      continue;
+    }
+    served.set(name, { name, profile, sandbox, command: [found, ...rest.map((arg) => relativeTo(base, arg))] });
   }
   if (served.size === 0) {
     throw new ProfilesError(
@@ -67,6 +80,35 @@ export function loadProfiles(file: string, env: NodeJS.ProcessEnv = process.env)
     );
   }
   return { served, skipped };
+}
+
+/**
+ * Takes each profile's `sandbox` and `network` out of the parsed file (checked by sandboxOptions
+ * instead), so the rest is checked by the shared AgentProfile schema as it is.
+ */
+function takeSandboxFields(json: unknown): Map<string, SandboxFields> {
+  const fields = new Map<string, SandboxFields>();
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return fields;
+  for (const [name, profile] of Object.entries(json as Record<string, unknown>)) {
+    if (typeof profile !== "object" || profile === null || Array.isArray(profile)) continue;
+    const { sandbox, network, ...rest } = profile as Record<string, unknown>;
+    const taken: SandboxFields = {};
+    if (sandbox !== undefined) taken.sandbox = String(sandbox);
+    if (network !== undefined) taken.network = String(network);
+    fields.set(name, taken);
+    (json as Record<string, unknown>)[name] = rest;
+  }
+  return fields;
+}
+
+/** Why an OS sandbox cannot be set up on this host (bwrap missing, no namespaces), or null. */
+function sandboxRefusal(sandbox: SandboxOptions): string | null {
+  try {
+    requireSandboxTools(sandbox.network);
+    return null;
+  } catch (err) {
+    return (err as Error).message.replace(/ \(or run with --sandbox none\)$/, "");
+  }
 }
 
 function relativeTo(base: string, arg: string): string {

@@ -24,18 +24,35 @@ export interface BridgeProcess {
 }
 
 /**
+ * BRIDGE_SANDBOX=os (the bridge-sandboxed project) runs every `run` and `resume` of a test file
+ * under `--sandbox os`, its workspace the bridge's cwd. The sandbox has a private /tmp, so the
+ * tests' own files (scripts, markers, homes) live under /var/tmp instead: read-only inside but
+ * for the workspace and HOME.
+ */
+export const SANDBOXED = process.env.BRIDGE_SANDBOX === "os";
+const TEMP_ROOT = SANDBOXED ? fs.mkdtempSync("/var/tmp/bridge-sandboxed-") : os.tmpdir();
+
+/**
  * The HOME bridges (and so their agents) get unless a test gives one: the fixture agents keep
  * their session files under it as the real CLIs do, never under the real home directory.
  */
-const AGENT_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "agent-home-"));
+const AGENT_HOME = fs.mkdtempSync(path.join(TEMP_ROOT, "agent-home-"));
+
+/** `run`/`resume` with `--sandbox os` added when SANDBOXED (a test that chose a sandbox keeps its own). */
+function maybeSandboxed(args: string[], cwd: string): string[] {
+  if (!SANDBOXED || (args[0] !== "run" && args[0] !== "resume") || args.includes("--sandbox")) return args;
+  const [command, ...rest] = args as [string, ...string[]];
+  return [command, "--sandbox", "os", "--workspace", cwd, ...rest];
+}
 
 /** Starts `runner-bridge <args>` as a real process. */
 export function startBridge(
   args: string[],
   options: { env?: Record<string, string>; cwd?: string; bin?: string } = {},
 ): BridgeProcess {
-  const child = spawn(NODE, [options.bin ?? BRIDGE_BIN, ...args], {
-    cwd: options.cwd ?? REPO,
+  const cwd = options.cwd ?? (SANDBOXED ? TEMP_ROOT : REPO);
+  const child = spawn(NODE, [options.bin ?? BRIDGE_BIN, ...maybeSandboxed(args, cwd)], {
+    cwd,
     env: { ...process.env, HOME: AGENT_HOME, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -74,7 +91,7 @@ export function startBridge(
 }
 
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return fs.mkdtempSync(path.join(TEMP_ROOT, prefix));
 }
 
 /** Flags every test bridge shares: where to connect, and short backoff and grace periods. */

@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseArgs } from "../../../runner-bridge/src/args.ts";
 import { BRIDGE_BIN, NODE } from "../harness/bridge.ts";
@@ -14,6 +17,9 @@ const DEFAULTS = {
   checkpointIntervalMs: 60_000,
   quiet: false,
 };
+
+/** No sandbox: the agent as a plain child with the host's network (the default of run and resume). */
+const NO_SANDBOX = { mode: "none", network: { kind: "host" } };
 
 /** The message of a refused command line (and a failure when it was not refused). */
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -32,6 +38,7 @@ describe("runner-bridge resume", () => {
         ...DEFAULTS,
         dir: "/tmp/d",
         envNames: [],
+        sandbox: NO_SANDBOX,
         argv: ["codex", "app-server"],
       },
     });
@@ -89,6 +96,7 @@ describe("runner-bridge run", () => {
         checkpointIntervalMs: 700,
         checkpoint: "state.json",
         quiet: true,
+        sandbox: NO_SANDBOX,
         argv: ["codex", "app-server", "--flag-for-the-agent"],
       },
     });
@@ -107,9 +115,50 @@ describe("runner-bridge run", () => {
         adapter: "ndjson",
         envNames: [],
         ...DEFAULTS,
+        sandbox: NO_SANDBOX,
         argv: ["agent"],
       },
     });
+  });
+
+  it("--sandbox os: network none unless given, allow: lists domains, a workspace and hidden roots", () => {
+    const sandbox = (...flags: string[]) => {
+      const parsed = parseArgs(["run", ...REQUIRED, ...flags, "--", "agent"]);
+      if (!parsed.ok) throw new Error(parsed.message);
+      return parsed.value.command === "run" ? parsed.value.sandbox : null;
+    };
+    expect(sandbox("--sandbox", "os")).toEqual({ mode: "os", network: { kind: "none" } });
+    expect(sandbox("--sandbox", "os", "--network", "host")).toEqual({ mode: "os", network: { kind: "host" } });
+    expect(
+      sandbox("--sandbox=os", "--network", "allow:API.openai.com,*.example.com,api.openai.com", "--workspace", "w"),
+    ).toEqual({
+      mode: "os",
+      network: { kind: "allow", domains: ["api.openai.com", "*.example.com"] },
+      workspace: "w",
+    });
+    expect(sandbox("--sandbox", "os", "--hide", "/pool", "--hide", "/other")).toMatchObject({
+      hide: ["/pool", "/other"],
+    });
+    expect(sandbox("--workspace", "w")).toEqual({ ...NO_SANDBOX, workspace: "w" });
+    expect(sandbox("--network", "host")).toEqual(NO_SANDBOX);
+  });
+
+  it("refuses a sandbox it cannot enforce: an unknown mode or network, an empty or bad allow-list, --network none without one", () => {
+    const run = (...flags: string[]) => refusal(["run", ...REQUIRED, ...flags, "--", "agent"]);
+    expect(run("--sandbox", "docker")).toBe("--sandbox docker: expected none or os");
+    expect(run("--sandbox", "os", "--network", "some")).toBe(
+      "--network some: expected none, host or allow:<domain,...>",
+    );
+    expect(run("--sandbox", "os", "--network", "allow:")).toBe(
+      "--network allow: needs at least one domain (allow:api.openai.com,...)",
+    );
+    expect(run("--sandbox", "os", "--network", "allow:bad_host!")).toBe(
+      "--network allow: bad_host! is not a domain name",
+    );
+    expect(run("--network", "none")).toBe(
+      "--network none needs --sandbox os (without a sandbox the agent has the host's network)",
+    );
+    expect(run("--hide", "/x")).toBe("--hide needs --sandbox os");
   });
 
   it("refuses a missing agent command, a stray argument, an attach-only flag and a bad variable name", () => {
@@ -144,7 +193,29 @@ describe("every command", () => {
   it("asks for --edge, --run and a token", () => {
     expect(refusal(["attach", "--run", "r1", "--token", "t"])).toBe("--edge is required");
     expect(refusal(["attach", "--edge", "http://e", "--token", "t"])).toBe("--run is required");
-    expect(refusal(["attach", "--edge", "http://e", "--run", "r1"])).toBe("--token is required");
+    expect(refusal(["attach", "--edge", "http://e", "--run", "r1"])).toBe(
+      "no runner token: set RUNNER_BRIDGE_TOKEN or pass --token-file PATH",
+    );
+  });
+
+  it("takes the runner token from a file or the environment, so it stays out of the process list", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "token-file-"));
+    const file = path.join(dir, "token");
+    fs.writeFileSync(file, "rt1.from-file\n", { mode: 0o600 });
+    const base = ["attach", "--edge", "http://e", "--run", "r1"];
+    const token = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+      const parsed = parseArgs(argv, env);
+      return parsed.ok && parsed.value.command === "attach" ? parsed.value.token : parsed;
+    };
+    expect(token([...base, "--token-file", file])).toBe("rt1.from-file");
+    expect(token(base, { RUNNER_BRIDGE_TOKEN: "rt1.from-env" })).toBe("rt1.from-env");
+    expect(token([...base, "--token-file", file], { RUNNER_BRIDGE_TOKEN: "rt1.from-env" })).toBe("rt1.from-file");
+    expect(refusal([...base, "--token-file", file, "--token", "t"])).toBe("pass --token or --token-file, not both");
+    expect(refusal([...base, "--token-file", path.join(dir, "missing")])).toBe(
+      `--token-file ${path.join(dir, "missing")}: ENOENT`,
+    );
+    fs.writeFileSync(file, "\n");
+    expect(refusal([...base, "--token-file", file])).toBe(`--token-file ${file} is empty`);
   });
 
   it("refuses timings that are not non-negative integers, and flags without a value", () => {

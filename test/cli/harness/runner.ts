@@ -29,8 +29,12 @@ export class TestRunner {
 
   /** Opens the socket and claims the run (again, after a drop: with the epoch it held). */
   async claim(): Promise<void> {
-    const target = `${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner?token=${encodeURIComponent(this.token)}`;
-    const ws = new WebSocket(target);
+    const target = `${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner`;
+    // Node's client takes headers (the DOM type does not say so); a runner token never goes in a URL.
+    const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(
+      target,
+      { headers: { authorization: `Bearer ${this.token}` } },
+    );
     this.ws = ws;
     this.closed = true;
     this.frames = [];

@@ -1,0 +1,224 @@
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.ts";
+import { FIXTURES, NODE, runArgs, tempDir } from "./harness/bridge.ts";
+import { useEdge } from "./harness/context.ts";
+import { REPO } from "./harness/edge.ts";
+import { custom } from "./harness/ndjson-events.ts";
+
+// The OS sandbox (--sandbox os): a fixture agent tries each way out of it and reports every
+// attempt as an event; each must fail, and the run still ends with exactly those events.
+
+const t = useEdge();
+
+/** Every command line on the host that contains `needle` (the bridge's, the supervisor's, bwrap's, the agent's). */
+function commandLinesWith(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmdline.includes(needle)) found.push(`${pid}: ${cmdline.replaceAll("\0", " ")}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** The straggler's own process (its command line; the plan naming it is on the agent's too). */
+const stragglers = (marker: string) => commandLinesWith(marker).filter((line) => line.includes("process.on('SIGTERM'"));
+
+/** A host whose HOME holds a private key, as an operator's machine would. */
+function hostHomeWithKey(): { home: string; key: string } {
+  const home = tempDir("host-home-");
+  fs.mkdirSync(path.join(home, ".ssh"), { mode: 0o700 });
+  const key = `-----BEGIN OPENSSH PRIVATE KEY----- ${randomUUID()}`;
+  fs.writeFileSync(path.join(home, ".ssh", "id_rsa"), key, { mode: 0o600 });
+  return { home, key };
+}
+
+/** `runner-bridge run --sandbox os` on a fresh run with the escape agent; the token only in the environment. */
+async function startEscapeRun(options: {
+  network?: string;
+  finally: "exit" | "wait";
+  allowed?: { host: string; port: number };
+  env?: Record<string, string>;
+  extra?: string[];
+}) {
+  const created = await t.api.createRun();
+  const dir = t.runDir();
+  const workspace = tempDir("workspace-");
+  const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
+  const host = hostHomeWithKey();
+  const straggler = `straggler-${randomUUID()}`;
+  const plan = {
+    runDir: dir,
+    bridgePid: 0,
+    bridgeDir: path.join(REPO, "runner-bridge"),
+    otherWorkspace,
+    hostHome: host.home,
+    edgePort: Number(new URL(t.edge.url).port),
+    straggler,
+    finally: options.finally,
+    ...(options.allowed ? { allowed: options.allowed } : {}),
+  };
+  // The bridge's pid is only known once it runs; the agent looks for it in a plan file it reads at start.
+  const args = runArgs({
+    edge: t.edge.url,
+    runId: created.run.id,
+    token: "unused",
+    dir,
+    extra: [
+      "--sandbox",
+      "os",
+      "--workspace",
+      workspace,
+      ...(options.network ? ["--network", options.network] : []),
+      ...(options.extra ?? []),
+    ],
+    agent: [NODE, path.join(FIXTURES, "escape-agent.mjs"), "PLAN"],
+  });
+  const tokenAt = args.indexOf("--token");
+  args.splice(tokenAt, 2);
+  const bridge = t.bridge(
+    args.map((a) => (a === "PLAN" ? JSON.stringify(plan) : a)),
+    {
+      env: { HOME: host.home, RUNNER_BRIDGE_TOKEN: created.runnerToken, ...options.env },
+    },
+  );
+  return { ...created, dir, workspace, otherWorkspace, host, straggler, bridge };
+}
+
+const blocked = (sourceSeq: number, attempt: string) => custom(sourceSeq, "escape.attempt", { attempt, blocked: true });
+const allowedEvent = (sourceSeq: number, what: string) => custom(sourceSeq, "sandbox.allowed", { what, ok: true });
+
+const LOCAL_ATTEMPTS = [
+  "read the bridge's cmdline",
+  "read the bridge's environ",
+  "find the token in any process",
+  "read the run spec",
+  "read the journal",
+  "append to the journal",
+  "append to the inbox",
+  "delete the run spec",
+  "delete the run directory",
+  "write /etc",
+  "write the bridge's directory",
+  "write another run's workspace",
+  "remount / read-write",
+  "unmount the mask over the run directory",
+  "mount a tmpfs",
+  "open kernel.core_pattern for writing",
+];
+
+/** The events of attempts 1–4 and the two things the agent may do, from sourceSeq 1. */
+function localTranscript() {
+  const events = LOCAL_ATTEMPTS.map((a, i) => blocked(i + 1, a));
+  let seq = events.length;
+  events.push(allowedEvent(++seq, "write the workspace"), allowedEvent(++seq, "write HOME"));
+  events.push(blocked(++seq, "read ~/.ssh/id_rsa"), blocked(++seq, "connect to the edge's port"));
+  return events;
+}
+
+describe("--sandbox os", () => {
+  it("every way out fails (token, run files, writes, ~/.ssh, the edge, a straggler) and the run succeeds with its exact transcript", async () => {
+    const run = await startEscapeRun({ finally: "exit" });
+    expect(await run.bridge.waitExit()).toBe(0);
+    const expected = localTranscript();
+    expected.push(custom(expected.length + 1, "straggler.started", {}));
+    expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+    expect(await t.api.getRun(run.run.id)).toMatchObject({
+      status: "succeeded",
+      outcome: { status: "succeeded", exitCode: 0 },
+    });
+
+    // Only the workspace and HOME took the agent's writes; nothing else of the host changed.
+    expect(fs.readFileSync(path.join(run.workspace, "written-inside"), "utf8")).toBe("escaped");
+    expect(fs.readFileSync(path.join(run.host.home, "written-inside"), "utf8")).toBe("escaped");
+    expect(fs.existsSync("/etc/runner-bridge-escape")).toBe(false);
+    expect(fs.existsSync(path.join(REPO, "runner-bridge", "escape"))).toBe(false);
+    expect(fs.readdirSync(run.otherWorkspace)).toEqual([]);
+    // The run ended, so nothing of its sandbox is left, not even the setsid child that ignores SIGTERM.
+    await waitFor("the straggler to be gone with its sandbox", () => stragglers(run.straggler).length === 0, 5000);
+    expect(fs.existsSync(run.dir)).toBe(false);
+  });
+
+  it("cancel ends every process inside; the token and --env values are on no command line, inside or out", async () => {
+    const secret = `sk-sandbox-${randomUUID()}`;
+    const run = await startEscapeRun({
+      finally: "wait",
+      env: { AGENT_SECRET: secret },
+      extra: ["--env", "AGENT_SECRET"],
+    });
+    const expected = localTranscript();
+    expected.push(custom(expected.length + 1, "straggler.started", {}), custom(expected.length + 2, "ready", {}));
+    await waitFor(
+      "the agent to report ready",
+      async () => (await t.api.runnerEvents(run.run.id)).length === expected.length,
+    );
+    expect(stragglers(run.straggler)).toHaveLength(1);
+    expect(commandLinesWith(run.runnerToken)).toEqual([]);
+    expect(commandLinesWith(secret)).toEqual([]);
+
+    await t.api.cancel(run.run.id);
+    expect(await run.bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+    expect((await t.api.getRun(run.run.id)).status).toBe("cancelled");
+    expect(stragglers(run.straggler)).toEqual([]);
+    expect(fs.existsSync(run.dir)).toBe(false);
+  });
+
+  it("--network allow: reaches a listed host through the proxy, neither it directly nor the unlisted edge", async () => {
+    const listed = http.createServer((_req, res) => res.end("listed"));
+    await new Promise<void>((resolve) => listed.listen(0, "127.0.0.1", resolve));
+    const port = (listed.address() as AddressInfo).port;
+    try {
+      const run = await startEscapeRun({
+        network: "allow:localhost",
+        finally: "exit",
+        allowed: { host: "localhost", port },
+      });
+      expect(await run.bridge.waitExit()).toBe(0);
+      const expected = localTranscript();
+      let seq = expected.length;
+      expected.push(
+        blocked(++seq, "connect to the listed host directly"),
+        blocked(++seq, "the edge through the proxy"),
+        blocked(++seq, "the edge by a listed name through the proxy"),
+        allowedEvent(++seq, "the listed host through the proxy"),
+        custom(++seq, "straggler.started", {}),
+      );
+      expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+      expect((await t.api.getRun(run.run.id)).status).toBe("succeeded");
+    } finally {
+      listed.close();
+    }
+  });
+
+  it("refuses with one clear line when bwrap is not on PATH, and starts nothing", async () => {
+    const created = await t.api.createRun();
+    const dir = t.runDir();
+    const emptyPath = tempDir("no-bwrap-");
+    const bridge = t.bridge(
+      runArgs({
+        edge: t.edge.url,
+        runId: created.run.id,
+        token: created.runnerToken,
+        dir,
+        extra: ["--sandbox", "os"],
+        agent: [NODE, "-e", "0"],
+      }),
+      { env: { PATH: emptyPath } },
+    );
+    expect(await bridge.waitExit()).toBe(1);
+    expect(bridge.stderr()).toBe(
+      "runner-bridge: --sandbox os: cannot set up the sandbox: bwrap is not on PATH; install bubblewrap (apt-get install bubblewrap) (or run with --sandbox none)\n",
+    );
+    expect(fs.existsSync(dir)).toBe(false);
+    expect((await t.api.getRun(created.run.id)).status).toBe("queued");
+  });
+});
