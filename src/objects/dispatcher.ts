@@ -5,6 +5,7 @@ import {
   type Placement,
   POOL_CLOSE_REVOKED,
   type PoolHostInfo,
+  type QueueDetail,
   type QueueInfo,
   type QueueSettingsBody,
   type Result,
@@ -13,8 +14,9 @@ import type { PoolNotice } from "../run/pool-run.ts";
 import { DispatchCore } from "../pools/dispatch.ts";
 import { closeHost, sendFrame } from "../pools/hosts.ts";
 import { handleHostMessage } from "../pools/host-frames.ts";
+import { defaultSettings, type QueueSettings } from "../pools/dispatch-store.ts";
 import { applyNotice } from "../pools/notices.ts";
-import { hostsOf, placementOf, queueInfoOf } from "../pools/views.ts";
+import { hostsOf, placementOf, queueDetailOf, queueInfoOf } from "../pools/views.ts";
 import { DISPATCHER_MIGRATIONS } from "./dispatcher-schema.ts";
 import { applyMigrations } from "./migrations.ts";
 
@@ -58,6 +60,10 @@ export class Dispatcher extends DurableObject<Env> {
     return queueInfoOf(this.core.store(), this.settings(tenant, queue), this.core.hosts.connected());
   }
 
+  async queueDetail(tenant: string, queue: string): Promise<QueueDetail> {
+    return queueDetailOf(this.core.store(), this.settings(tenant, queue), this.core.hosts.connected());
+  }
+
   /** Changes the queue's limits; raising one assigns at once what it now allows. */
   async configure(tenant: string, queue: string, body: QueueSettingsBody): Promise<QueueInfo> {
     await this.core.transact((store) => {
@@ -78,11 +84,9 @@ export class Dispatcher extends DurableObject<Env> {
     return sockets.length;
   }
 
-  private settings(tenant: string, queue: string) {
-    return (
-      this.core.store().settings() ??
-      this.ctx.storage.transactionSync(() => this.core.store().ensureSettings(tenant, queue))
-    );
+  /** The queue's settings; a queue nobody used yet reads as the defaults, and nothing is stored. */
+  private settings(tenant: string, queue: string): QueueSettings {
+    return this.core.store().settings() ?? defaultSettings(tenant, queue);
   }
 
   // ---- the pool socket -------------------------------------------------------------------------
@@ -91,7 +95,7 @@ export class Dispatcher extends DurableObject<Env> {
     const tenant = request.headers.get(POOL_SOCKET_HEADERS.tenant) ?? "";
     const queue = request.headers.get(POOL_SOCKET_HEADERS.queue) ?? "";
     const keyId = request.headers.get(POOL_SOCKET_HEADERS.keyId) ?? "";
-    this.settings(tenant, queue);
+    this.ctx.storage.transactionSync(() => this.core.store().ensureSettings(tenant, queue));
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.core.hosts.accept(server, keyId, Date.now());
     return new Response(null, { status: 101, webSocket: client });

@@ -55,11 +55,11 @@ type Api<T, K extends keyof T> = {
 };
 export type DispatcherApi = Api<
   Dispatcher,
-  "notice" | "placement" | "queueInfo" | "configure" | "hostList" | "closeKey" | "fetch"
+  "notice" | "placement" | "queueInfo" | "queueDetail" | "configure" | "hostList" | "closeKey" | "fetch"
 >;
 export type TenantPoolsApi = Api<
   TenantPools,
-  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "addQueue" | "queues"
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queues"
 >;
 
 /** One Dispatcher per (tenant, queue). */

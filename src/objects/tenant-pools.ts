@@ -65,6 +65,13 @@ export class TenantPools extends DurableObject<Env> {
     return row !== undefined && row.secret_hash === secretHash;
   }
 
+  /** True while key `id` exists and is not revoked (a pool socket re-checks it on hello). */
+  keyLive(id: string): boolean {
+    return (
+      this.ctx.storage.sql.exec("SELECT 1 FROM pool_keys WHERE id = ? AND revoked_at IS NULL", id).toArray().length > 0
+    );
+  }
+
   /** Records a queue name on its first use; false past MAX_QUEUES. */
   addQueue(name: string): boolean {
     const sql = this.ctx.storage.sql;

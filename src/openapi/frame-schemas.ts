@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { RunnerFrame, ServerToRunner, ServerToViewer, ViewerFrame } from "../protocol/index.ts";
+import {
+  PoolEdgeFrame,
+  PoolHostFrame,
+  RunnerFrame,
+  ServerToRunner,
+  ServerToViewer,
+  ViewerFrame,
+} from "../protocol/index.ts";
 
 /**
  * JSON Schemas (draft 2020-12) of the WebSocket frames, both directions, generated from the zod
@@ -25,5 +32,11 @@ export const FRAME_SCHEMAS = {
       "Viewer WebSocket frames",
       "GET /v1/runs/{runId}/watch. An interacting viewer sends #/$defs/ViewerFrame; the run's object sends #/$defs/ServerToViewer.",
       [ViewerFrame, ServerToViewer],
+    ),
+  "pool-frames.json": () =>
+    frameSchemas(
+      "Pool host WebSocket frames",
+      "GET /v1/pools/connect. A pool host sends #/$defs/PoolHostFrame; the queue's dispatcher sends #/$defs/PoolEdgeFrame.",
+      [PoolHostFrame, PoolEdgeFrame],
     ),
 } as const;

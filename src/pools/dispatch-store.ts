@@ -31,6 +31,10 @@ export interface QueueSettings {
   assignMs: number;
 }
 
+export function defaultSettings(tenant: string, queue: string): QueueSettings {
+  return { tenant, queue, maxConcurrent: null, assignMs: DEFAULT_ASSIGN_MS };
+}
+
 /** How long a finished run's row stays, so a late repeat of a notification finds it. */
 export const FINISHED_KEPT_MS = 24 * 60 * 60 * 1000;
 
@@ -85,13 +89,15 @@ export class DispatchStore {
   ensureSettings(tenant: string, queue: string): QueueSettings {
     const existing = this.settings();
     if (existing) return existing;
+    const settings = defaultSettings(tenant, queue);
     this.sql.exec(
-      "INSERT INTO settings (singleton, tenant, queue, max_concurrent, assign_ms) VALUES (1, ?, ?, NULL, ?)",
+      "INSERT INTO settings (singleton, tenant, queue, max_concurrent, assign_ms) VALUES (1, ?, ?, ?, ?)",
       tenant,
       queue,
-      DEFAULT_ASSIGN_MS,
+      settings.maxConcurrent,
+      settings.assignMs,
     );
-    return { tenant, queue, maxConcurrent: null, assignMs: DEFAULT_ASSIGN_MS };
+    return settings;
   }
 
   updateSettings(maxConcurrent: number | null, assignMs: number): void {
@@ -119,6 +125,11 @@ export class DispatchStore {
   /** Every run a host holds or held that is not finished (GET /v1/pools). */
   held(): QueuedRun[] {
     return this.rows("WHERE host_id IS NOT NULL AND state IN ('assigned', 'running') ORDER BY queued_at, run_id");
+  }
+
+  /** Runs not finished, oldest first. */
+  unfinished(limit: number): QueuedRun[] {
+    return this.rows("WHERE state <> 'finished' ORDER BY queued_at, run_id LIMIT ?", limit);
   }
 
   lapsed(now: number): QueuedRun[] {

@@ -1,6 +1,6 @@
 import { mintToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
-import { runStub } from "../objects/stubs.ts";
+import { runStub, tenantPoolsStub } from "../objects/stubs.ts";
 import { isTerminal, type PoolEdgeFrame, resolveTimeouts, type Result, type RunStatus } from "../protocol/index.ts";
 import { type Assignment, chooseAssignments } from "./assign.ts";
 import { DispatchStore, type QueuedRun } from "./dispatch-store.ts";
@@ -32,6 +32,15 @@ export class DispatchCore {
     this.ctx = ctx;
     this.env = env;
     this.hosts = new PoolHosts(ctx);
+  }
+
+  /**
+   * Whether the socket's pool key is still live: the worker checked it before the upgrade, and a
+   * revocation in between would otherwise leave this socket open (revocation closes open ones).
+   */
+  async keyLive(keyId: string): Promise<boolean> {
+    const tenant = this.store().settings()?.tenant;
+    return tenant !== undefined && (await tenantPoolsStub(this.env, tenant).keyLive(keyId));
   }
 
   store(): DispatchStore {

@@ -1,4 +1,10 @@
-import { fail, type PoolHostFrame, POOL_CLOSE_REPLACED, PoolHostFrame as HostFrame } from "../protocol/index.ts";
+import {
+  fail,
+  POOL_CLOSE_REPLACED,
+  POOL_CLOSE_REVOKED,
+  type PoolHostFrame,
+  PoolHostFrame as HostFrame,
+} from "../protocol/index.ts";
 import { parseFrame } from "../run/socket-messages.ts";
 import type { DispatchCore } from "./dispatch.ts";
 import type { DispatchStore, QueuedRun } from "./dispatch-store.ts";
@@ -24,7 +30,7 @@ export async function handleHostMessage(core: DispatchCore, ws: WebSocket, messa
   if (!attachment) return;
   if (frame.type === "hello") {
     if (attachment.hello) return refuse(ws, "invalid_frame", "hello was already sent on this socket");
-    return hello(core, ws, frame);
+    return hello(core, ws, frame, attachment.keyId);
   }
   const hostId = attachment.hello?.hostId;
   if (hostId === undefined) return refuse(ws, "invalid_frame", "send hello before anything else");
@@ -67,7 +73,8 @@ function released(run: QueuedRun, now: number): QueuedRun {
   return { ...run, hostId: null, lastHost: run.hostId, updatedAt: now };
 }
 
-async function hello(core: DispatchCore, ws: WebSocket, frame: Hello): Promise<void> {
+async function hello(core: DispatchCore, ws: WebSocket, frame: Hello, keyId: string): Promise<void> {
+  if (!(await core.keyLive(keyId))) return closeHost(ws, POOL_CLOSE_REVOKED, "pool key revoked");
   core.hosts.setHello(ws, frame);
   for (const older of core.hosts.others(frame.hostId, ws)) {
     closeHost(older, POOL_CLOSE_REPLACED, "the host connected again");

@@ -1,4 +1,10 @@
-import type { Placement, PoolHostInfo, QueueInfo } from "../protocol/index.ts";
+import {
+  type Placement,
+  type PoolHostInfo,
+  QUEUE_RUNS_LISTED,
+  type QueueDetail,
+  type QueueInfo,
+} from "../protocol/index.ts";
 import { usedSlots, waitReason } from "./assign.ts";
 import type { DispatchStore, QueueSettings } from "./dispatch-store.ts";
 import type { Host } from "./hosts.ts";
@@ -73,4 +79,18 @@ export function hostsOf(store: DispatchStore, settings: QueueSettings, hosts: re
       })),
     };
   });
+}
+
+export function queueDetailOf(store: DispatchStore, settings: QueueSettings, hosts: readonly Host[]): QueueDetail {
+  let position = 0;
+  const runs = store.unfinished(QUEUE_RUNS_LISTED).map((run) => ({
+    runId: run.runId,
+    profile: run.profile,
+    state: run.state,
+    generation: run.generation,
+    queuePosition: run.state === "queued" ? ++position : null,
+    poolHost: run.state === "queued" ? null : (run.hostId ?? run.lastHost),
+    createdAt: iso(run.queuedAt),
+  }));
+  return { ...queueInfoOf(store, settings, hosts), runs };
 }

@@ -77,6 +77,30 @@ export const QueueList = z.object({ queues: z.array(QueueInfo) }).meta({ id: "Qu
 export const DispatchState = z.enum(["queued", "assigned", "running", "parked", "finished"]);
 export type DispatchState = z.infer<typeof DispatchState>;
 
+/** Most runs GET /v1/queues/{queue} lists. */
+export const QUEUE_RUNS_LISTED = 500;
+
+export const QueueRun = z
+  .object({
+    runId: RunId,
+    profile: ProfileName,
+    state: DispatchState,
+    generation: Generation,
+    queuePosition: z.union([z.number().int().min(1), z.null()]),
+    poolHost: z.union([z.string(), z.null()]),
+    createdAt: Timestamp,
+  })
+  .meta({ id: "QueueRun", description: "A run of the queue that has not finished" });
+export type QueueRun = z.infer<typeof QueueRun>;
+
+export const QueueDetail = z
+  .object({
+    ...QueueInfo.shape,
+    runs: z.array(QueueRun).describe(`Its runs not finished, oldest first (at most ${QUEUE_RUNS_LISTED})`),
+  })
+  .meta({ id: "QueueDetail", description: "A queue, with the runs it holds and their places" });
+export type QueueDetail = z.infer<typeof QueueDetail>;
+
 export const HostRun = z
   .object({ runId: RunId, assignmentId: z.string(), generation: Generation, state: DispatchState })
   .meta({ id: "HostRun" });

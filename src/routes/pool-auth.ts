@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { parseApiKeys } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
 import { looksLikePoolKey, parsePoolKey } from "../auth/pool-keys.ts";
 import type { Env } from "../env.ts";
@@ -25,7 +26,9 @@ export function poolKeyOnly(): MiddlewareHandler<PoolEnv> {
       );
     }
     const parts = parsePoolKey(credential);
-    const live = parts !== null && (await tenantPoolsStub(c.env, parts.tenant).checkKey(parts.id, parts.secretHash));
+    // Only a tenant that has an API key can have minted one: anything else never reaches an object.
+    const known = parts !== null && [...parseApiKeys(c.env.API_KEYS).values()].includes(parts.tenant);
+    const live = known && (await tenantPoolsStub(c.env, parts.tenant).checkKey(parts.id, parts.secretHash));
     if (!parts || !live) return failureResponse(fail("unauthorized", "unknown or revoked pool key"));
     c.set("pool", { tenant: parts.tenant, keyId: parts.id });
     await next();

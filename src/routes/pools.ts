@@ -7,6 +7,7 @@ import {
   PoolKeyList,
   PoolKeyParams,
   PoolList,
+  QueueDetail,
   QueueInfo,
   QueueList,
   QueueParams,
@@ -136,16 +137,16 @@ apiRoute(
     method: "get",
     path: "/queues/{queue}",
     tags,
-    summary: "One queue: settings, depth, running, hosts and free slots",
+    summary: "One queue: settings, load, and its runs with their places and hosts",
     description: "A queue nobody used yet answers with its defaults (no limit, assignMs 30000) and stores nothing.",
     access: API_KEY,
     request: { params: QueueParams },
-    responses: { 200: jsonResponse(QueueInfo, "The queue") },
+    responses: { 200: jsonResponse(QueueDetail, "The queue") },
     refusals: ["invalid_query"],
   },
   async (c) => {
     const { queue } = c.req.valid("param");
-    return c.json(await dispatcherStub(c.env, c.var.tenant, queue).queueInfo(c.var.tenant, queue), 200);
+    return c.json(await dispatcherStub(c.env, c.var.tenant, queue).queueDetail(c.var.tenant, queue), 200);
   },
 );
 

@@ -108,7 +108,9 @@ export function applyRecoveryPolicy(machine: RunMachine, mode: RecoveryMode, rea
     return;
   }
   if (run.autoRecoveries >= run.maxRecoveries) {
-    const message = `the run was lost ${run.autoRecoveries + 1} times; the pool gave up after ${run.autoRecoveries} automatic recoveries (maxRecoveries ${run.maxRecoveries})`;
+    const losses = run.autoRecoveries + 1;
+    const made = run.autoRecoveries === 1 ? "1 automatic recovery" : `${run.autoRecoveries} automatic recoveries`;
+    const message = `the run was lost ${losses} ${losses === 1 ? "time" : "times"}; the pool gave up after ${made} (maxRecoveries ${run.maxRecoveries})`;
     machine.terminalize({ status: "failed", error: { code: "runner_lost", message } }, true);
     return;
   }

@@ -2,6 +2,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createRun } from "../helpers.ts";
+import { advanceDispatcher, createPoolRun, mintPoolKey } from "../pool-helpers.ts";
 import { agentEvent, connectRunner, openSocket, type SocketProbe, watch } from "../sockets.ts";
 
 // The JSON Schemas served at /schemas/* against real frames: every frame a runner and a viewer
@@ -13,7 +14,7 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 
 beforeAll(async () => {
-  for (const name of ["runner-frames.json", "viewer-frames.json"]) {
+  for (const name of ["runner-frames.json", "viewer-frames.json", "pool-frames.json"]) {
     const response = await call(`/schemas/${name}`, { key: null });
     ajv.addSchema(await response.json(), name);
   }
@@ -164,5 +165,32 @@ describe("the frames' JSON Schemas", () => {
     expect((await viewer.next("error")).code).toBe("invalid_frame");
     expect(() => expectFrame(VIEWER_OUT, frame)).toThrow(/refuses/);
     viewer.close();
+  });
+});
+
+describe("the pool socket's JSON Schema", () => {
+  it("matches every frame of a pool host and its dispatcher: hello, welcome, assign, accepted, revoke, declined, released, error", async () => {
+    const { key } = await mintPoolKey();
+    const queue = `frames-${crypto.randomUUID().slice(0, 8)}`;
+    const host = await openSocket(`/v1/pools/connect?queue=${queue}`, null, key);
+    const received = recordReceived(host);
+    const { send, sent } = recordSent(host);
+    send({ type: "hello", hostId: "frames-host", slots: 2, profiles: ["demo"], labels: ["gpu"], running: [] });
+    await host.next("welcome");
+    const { run } = await createPoolRun({ queue });
+    const first = await host.next("assign");
+    send({ type: "accepted", assignmentId: first.assignmentId });
+    send({ type: "heartbeat" });
+    send({ type: "released", assignmentId: first.assignmentId, runId: run.id, exitCode: null });
+    await advanceDispatcher(0, queue);
+    await host.next("revoke");
+    const second = await host.next("assign");
+    send({ type: "declined", assignmentId: second.assignmentId, reason: "no room after all" });
+    send({ type: "accepted", assignmentId: "unknown" });
+    await host.next("error");
+    expect(received.map((frame) => frame.type)).toEqual(["welcome", "assign", "revoke", "assign", "error"]);
+    for (const frame of sent) expectFrame("pool-frames.json#/$defs/PoolHostFrame", frame);
+    for (const frame of received) expectFrame("pool-frames.json#/$defs/PoolEdgeFrame", frame);
+    host.close();
   });
 });

@@ -241,6 +241,7 @@ describe("sockets and streams, as documented", () => {
     expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);
     expect((await api.send("get", "/schemas/viewer-frames.json", {}, { key: null })).status).toBe(200);
+    expect((await api.send("get", "/schemas/pool-frames.json", {}, { key: null })).status).toBe(200);
   });
 });
 

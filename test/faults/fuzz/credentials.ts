@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { signToken } from "../../../src/auth/tokens.ts";
-import { KEY_A, KEY_B } from "../../edge/helpers.ts";
+import { call, json, KEY_A, KEY_B } from "../../edge/helpers.ts";
 import { nastyString } from "./nasty.ts";
 
 /**
@@ -25,6 +25,8 @@ export const CREDENTIALS = [
   "signed with another secret",
   "signed non-claims",
   "signed unknown role",
+  "pool key",
+  "revoked pool key",
 ] as const;
 export type CredentialName = (typeof CREDENTIALS)[number];
 
@@ -58,6 +60,11 @@ export async function credentialsFor(
     signToken(secret, { tenant: "tenant-a", runId, role: "viewer", interact: true, exp: later, ...over } as never);
   const interacting = await claims({});
   const [prefix, body, signature] = interacting.split(".");
+  // Pool keys open the pool socket only: on every route fuzzed here they must be refused.
+  const mint = async () => json<{ id: string; key: string }>(await call("/v1/pool-keys", { method: "POST" }), 201);
+  const poolKey = await mint();
+  const revoked = await mint();
+  await call(`/v1/pool-keys/${revoked.id}`, { method: "DELETE" });
   return {
     "key-a": KEY_A,
     "key-b": KEY_B,
@@ -81,6 +88,8 @@ export async function credentialsFor(
     }),
     "signed non-claims": await signToken(secret, { nope: true } as never),
     "signed unknown role": await claims({ role: "admin" }),
+    "pool key": poolKey.key,
+    "revoked pool key": revoked.key,
   };
 }
 

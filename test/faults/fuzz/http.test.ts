@@ -45,8 +45,11 @@ const timeouts = fc.record(
 const BODIES = {
   create: bodyText({
     runId: fc.oneof(nastyString, fc.constantFrom("{run}", "{other}")),
-    agent: anyJson,
-    input: anyJson,
+    agent: fc.oneof(anyJson, fc.constantFrom("demo", "codex", "claude-code", "Bad Name", ""), nastyString),
+    input: fc.oneof(anyJson, fc.record({ prompt: fc.oneof(nastyString, anyJson) })),
+    queue: fc.oneof(fc.constantFrom("default", "fuzz-q"), nastyString),
+    recovery: fc.oneof(fc.constantFrom("auto", "manual"), nastyString),
+    maxRecoveries: nastyNumber,
     metadata: fc.dictionary(nastyString, anyJson, { maxKeys: 3 }),
     timeouts,
     retentionMs: nastyNumber,
@@ -59,6 +62,8 @@ const BODIES = {
   approval: bodyText({ decision: fc.constantFrom("approve", "deny"), reason: nastyString }),
   cancel: bodyText({ commandId: nastyString, reason: nastyString }),
   token: bodyText({ role: fc.constantFrom("runner", "viewer"), interact: fc.boolean(), ttlMs: nastyNumber }),
+  poolKey: bodyText({ label: nastyString }),
+  queue: bodyText({ maxConcurrent: fc.oneof(nastyNumber, fc.constant(null)), assignMs: nastyNumber }),
   none: fc.constant(""),
 };
 
@@ -77,6 +82,16 @@ const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
   ["GET", "/{id}/runner", "none"],
   ["GET", "/{id}/watch", "none"],
   ["GET", "/{id}/stream", "none"],
+  // Pool routes, whose paths are not under /v1/runs (the leading "!").
+  ["POST", "!/v1/pool-keys", "poolKey"],
+  ["GET", "!/v1/pool-keys", "none"],
+  ["DELETE", "!/v1/pool-keys/{junk}", "none"],
+  ["GET", "!/v1/pools", "none"],
+  ["GET", "!/v1/pools/connect", "none"],
+  ["GET", "!/v1/queues", "none"],
+  ["GET", "!/v1/queues/{junk}", "none"],
+  ["PUT", "!/v1/queues/{junk}", "queue"],
+  ["PUT", "!/v1/queues/fuzz-q", "queue"],
 ];
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
@@ -115,7 +130,8 @@ const route = fc
     ),
   )
   .chain(([[method, suffix, bodyKind], otherMethod, id, junk, odd]) => {
-    let path = `/v1/runs${suffix.replace("{id}", id).replace("{junk}", encodeURIComponent(wellFormed(junk)))}`;
+    const filled = suffix.replace("{id}", id).replace("{junk}", encodeURIComponent(wellFormed(junk)));
+    let path = filled.startsWith("!") ? filled.slice(1) : `/v1/runs${filled}`;
     if (odd && "path" in odd) path = odd.path;
     else if (odd) path = `/v1/runs/${id}${odd.suffix}`;
     return BODIES[bodyKind].map((text) => ({ method: otherMethod ?? method, path, text }));
@@ -142,7 +158,10 @@ const request = fc.record({
   route,
   query: fc.array(
     fc.oneof(
-      fc.tuple(fc.constantFrom("after", "limit", "status", "cursor", "offset", "live", "token", "x"), queryValue),
+      fc.tuple(
+        fc.constantFrom("after", "limit", "status", "cursor", "offset", "live", "token", "queue", "x"),
+        queryValue,
+      ),
       fc.tuple(fc.constant("cursor"), craftedCursor),
     ),
     { maxLength: 3 },

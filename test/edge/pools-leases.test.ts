@@ -1,0 +1,148 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, getRun, json, uniqueRunId } from "./helpers.ts";
+import {
+  advanceDispatcher,
+  connectHost,
+  createPoolRun,
+  dispatcherObject,
+  mintPoolKey,
+  takeAssignment,
+} from "./pool-helpers.ts";
+import { claim } from "./sockets.ts";
+
+const freshQueue = () => `q-${uniqueRunId()}`.toLowerCase();
+
+describe("assignment leases", () => {
+  it("an assignment not claimed within assignMs is revoked and assigned again, to another host", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const first = await connectHost(key, { hostId: "host-1", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    const lost = await takeAssignment(first, run.id);
+    const second = await connectHost(key, { hostId: "host-2", slots: 1, queue });
+
+    await advanceDispatcher(29_000, queue);
+    await second.settle();
+    expect(second.frames.filter((frame) => frame.type === "assign")).toEqual([]);
+    await advanceDispatcher(1_000, queue);
+
+    const revoke = await first.next("revoke");
+    expect(revoke).toMatchObject({ assignmentId: lost.assignmentId, runId: run.id });
+    const again = await second.next("assign");
+    expect(again).toMatchObject({ runId: run.id, start: "run", generation: 1 });
+    expect(again.assignmentId).not.toBe(lost.assignmentId);
+    expect(await getRun(run.id)).toMatchObject({ poolHost: "host-2", dispatch: { state: "assigned" } });
+
+    // The first host's late bridge is fenced by the claim epoch; the second's holds the run.
+    const late = await claim(run.id, lost.runnerToken, "late-bridge");
+    const current = await claim(run.id, again.runnerToken, "current-bridge");
+    expect(current.epoch).toBeGreaterThan(late.epoch);
+    await late.runner.next("fenced");
+    for (const socket of [first, second, late.runner, current.runner]) socket.close();
+  });
+
+  it("a lapsed lease whose run was claimed after all is kept, not dispatched a second time", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "host-claimed", slots: 2, queue });
+    const { run } = await createPoolRun({ queue });
+    const assign = await takeAssignment(host, run.id);
+    const { runner } = await claim(run.id, assign.runnerToken);
+    // As if the run's `claimed` notification had not arrived yet when the lease lapsed.
+    await runInDurableObject(dispatcherObject(queue), (_instance, state) => {
+      state.storage.sql.exec("UPDATE runs SET state = 'assigned', lease_due = ? WHERE run_id = ?", Date.now(), run.id);
+    });
+    await advanceDispatcher(1_000, queue);
+    await host.settle();
+    expect(host.frames.filter((frame) => frame.type === "revoke" || frame.type === "assign")).toEqual([]);
+    expect(await getRun(run.id)).toMatchObject({ status: "running", dispatch: { state: "running" } });
+    host.close();
+    runner.close();
+  });
+
+  it("a bridge that exits before claiming frees its assignment: the run is checked and assigned again", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const first = await connectHost(key, { hostId: "host-1", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    const assign = await takeAssignment(first, run.id);
+    const second = await connectHost(key, { hostId: "host-2", slots: 1, queue });
+    first.send({ type: "released", assignmentId: assign.assignmentId, runId: run.id, exitCode: 1 });
+    await first.settle();
+    await advanceDispatcher(0, queue);
+    expect((await second.next("assign")).runId).toBe(run.id);
+    first.close();
+    second.close();
+  });
+});
+
+describe("hosts that leave and come back", () => {
+  it("a host that disconnects is not judged: its claimed run stays with it, and a reconnect with `running` keeps it", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "host-blip", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    const assign = await takeAssignment(host, run.id);
+    const { runner } = await claim(run.id, assign.runnerToken);
+    host.close();
+    await host.waitClosed();
+
+    const stranger = await connectHost(key, { hostId: "host-stranger", slots: 1, queue });
+    await stranger.settle();
+    expect(stranger.frames.filter((frame) => frame.type === "assign")).toEqual([]);
+    expect(await getRun(run.id)).toMatchObject({ status: "running", poolHost: "host-blip" });
+
+    const back = await connectHost(key, {
+      hostId: "host-blip",
+      slots: 1,
+      queue,
+      running: [{ assignmentId: assign.assignmentId, runId: run.id }],
+    });
+    const pools = await json(await call("/v1/pools"), 200);
+    const listed = pools.hosts.find((entry: { hostId: string }) => entry.hostId === "host-blip");
+    expect(listed).toMatchObject({ freeSlots: 0, runs: [{ runId: run.id, assignmentId: assign.assignmentId }] });
+    await back.settle();
+    expect(back.frames.filter((frame) => frame.type === "assign" || frame.type === "revoke")).toEqual([]);
+    for (const socket of [stranger, back, runner]) socket.close();
+  });
+
+  it("the same hostId connecting again replaces its older socket", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const older = await connectHost(key, { hostId: "host-twice", queue });
+    const newer = await connectHost(key, { hostId: "host-twice", queue });
+    expect((await older.waitClosed()).code).toBe(4004);
+    const { run } = await createPoolRun({ queue });
+    expect((await newer.next("assign")).runId).toBe(run.id);
+    newer.close();
+  });
+
+  it("a dispatcher restarted mid-dispatch loses no run and assigns none twice", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "host-restart", slots: 3, queue });
+    const runs = [await createPoolRun({ queue }), await createPoolRun({ queue }), await createPoolRun({ queue })];
+    const held = await takeAssignment(host, runs[0]?.run.id);
+    const claimed = await claim(held.runId, held.runnerToken);
+    const unclaimed = [await host.next("assign"), await host.next("assign")];
+    await evictDurableObject(dispatcherObject(queue), { webSockets: "close" });
+    await host.waitClosed();
+
+    // The host comes back with only the bridge that claimed; the two it never started are taken back.
+    const back = await connectHost(key, {
+      hostId: "host-restart",
+      slots: 3,
+      queue,
+      running: [{ assignmentId: held.assignmentId, runId: held.runId }],
+    });
+    await advanceDispatcher(0, queue);
+    const again = [await back.next("assign"), await back.next("assign")];
+    expect(again.map((frame) => frame.runId).sort()).toEqual(unclaimed.map((frame) => frame.runId).sort());
+    await back.settle();
+    expect(back.frames.filter((frame) => frame.type === "assign")).toEqual([]);
+    expect(await json(await call(`/v1/queues/${queue}`), 200)).toMatchObject({ depth: 0, running: 3, freeSlots: 0 });
+    back.close();
+    claimed.runner.close();
+  });
+});
