@@ -28,8 +28,12 @@ export type RunnerSocket = Awaited<ReturnType<typeof openRunnerSocket>>;
  */
 export async function openRunnerSocket(target: Target, given?: BenchRun, waitMs = 10_000) {
   const run = given ?? (await createRun(target));
-  const wsUrl = `${target.url.replace(/^http/, "ws")}/v1/runs/${run.runId}/runner?token=${encodeURIComponent(run.runnerToken)}`;
-  const ws = new WebSocket(wsUrl);
+  // The runner token goes in the Authorization header: the edge takes only viewer tokens in a URL.
+  const Ctor = WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket;
+  const wsUrl = `${target.url.replace(/^http/, "ws")}/v1/runs/${run.runId}/runner`;
+  const ws = new Ctor(wsUrl, {
+    headers: { authorization: `Bearer ${run.runnerToken}` },
+  });
   const frames: Record<string, unknown>[] = [];
   let notify: (() => void) | null = null;
   let closed: string | null = null;

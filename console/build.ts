@@ -7,11 +7,17 @@
 import fs from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
+import { headersFile } from "../src/security-headers.ts";
 
 const ROOT = import.meta.dirname;
 export const DIST = path.join(ROOT, "dist");
 const STAMP = path.join(ROOT, ".built");
-const INPUTS = [path.join(ROOT, "src"), path.join(ROOT, "public"), path.join(ROOT, "build.ts")];
+const INPUTS = [
+  path.join(ROOT, "src"),
+  path.join(ROOT, "public"),
+  path.join(ROOT, "build.ts"),
+  path.join(ROOT, "../src/security-headers.ts"),
+];
 
 function newestMtime(entry: string): number {
   if (!fs.existsSync(entry)) return 0;
@@ -35,6 +41,9 @@ export async function buildConsole(): Promise<void> {
     if (entry !== "docs") fs.rmSync(path.join(DIST, entry), { recursive: true, force: true });
   }
   fs.cpSync(path.join(ROOT, "public"), DIST, { recursive: true });
+  // The static assets' security headers (CSP, no framing, no referrer, nosniff), applied by the
+  // asset server to every file and to the single-page fallback, which never reach the worker.
+  fs.writeFileSync(path.join(DIST, "_headers"), headersFile());
   await build({
     entryPoints: { app: path.join(ROOT, "src/main.tsx") },
     outdir: DIST,

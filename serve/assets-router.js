@@ -3,6 +3,8 @@
 // paths matching `run_worker_first` go straight to the worker; otherwise a file that exists is
 // served (`/a` also finds `/a.html` and `/a/index.html`); with `single-page-application` a
 // browser navigation that matches no file gets `/index.html`; everything else reaches the worker.
+// A `_headers` file in the directory is applied to every asset served, as Cloudflare does (and
+// is itself never served): blocks of a path pattern and indented `Name: value` lines.
 // Bindings: WORKER (the worker), FILES (a workerd disk service), ROUTES ({runWorkerFirst, notFound}).
 
 const TYPES = {
@@ -53,7 +55,37 @@ function workerFirst(rule, pathname) {
   return included;
 }
 
+/** The `_headers` rules, read once: [{pattern, headers: [[name, value]]}]. */
+let headerRules = null;
+async function rulesOf(env) {
+  if (headerRules) return headerRules;
+  const res = await env.FILES.fetch(new Request("http://files/_headers"));
+  let text = "";
+  if (res.status === 200) text = await res.text();
+  else await res.body?.cancel();
+  const rules = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "" || line.trim().startsWith("#")) continue;
+    if (!/^\s/.test(line)) rules.push({ pattern: line.trim(), headers: [] });
+    else {
+      const at = line.indexOf(":");
+      if (at > 0 && rules.length > 0)
+        rules[rules.length - 1].headers.push([line.slice(0, at).trim(), line.slice(at + 1).trim()]);
+    }
+  }
+  headerRules = rules;
+  return rules;
+}
+
+async function withHeaderRules(env, pathname, response) {
+  for (const rule of await rulesOf(env)) {
+    if (matches(rule.pattern, pathname)) for (const [name, value] of rule.headers) response.headers.set(name, value);
+  }
+  return response;
+}
+
 async function readFile(env, method, pathname) {
+  if (pathname === "/_headers") return null;
   const res = await env.FILES.fetch(new Request(`http://files${pathname}`, { method }));
   // The disk service answers a directory with a JSON listing; only files are octet-stream.
   if (res.status !== 200 || res.headers.get("content-type") !== "application/octet-stream") {
@@ -92,10 +124,10 @@ export default {
     const { pathname } = new URL(request.url);
     if (workerFirst(env.ROUTES.runWorkerFirst, pathname)) return env.WORKER.fetch(request);
     const asset = await findAsset(request, env);
-    if (asset) return asset;
+    if (asset) return withHeaderRules(env, pathname, asset);
     if (env.ROUTES.notFound === "single-page-application" && request.method === "GET" && isNavigation(request)) {
       const index = await readFile(env, "GET", "/index.html");
-      if (index) return index;
+      if (index) return withHeaderRules(env, pathname, index);
     }
     return env.WORKER.fetch(request);
   },
@@ -104,6 +136,9 @@ export default {
 /** What the worker's own assets binding (`[assets] binding`) reaches: files only. */
 export const Assets = {
   async fetch(request, env) {
-    return (await findAsset(request, env)) ?? new Response("not found", { status: 404 });
+    const asset = await findAsset(request, env);
+    return asset
+      ? withHeaderRules(env, new URL(request.url).pathname, asset)
+      : new Response("not found", { status: 404 });
   },
 };

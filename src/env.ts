@@ -16,12 +16,14 @@ export interface Env {
   TOKEN_SECRET: string;
   /** One StreamObject per Durable Streams stream, named by tenant and path (reach it via streamStub). */
   STREAMS: DurableObjectNamespace;
-  /** "true" lets requests without credentials use streams as the sandbox tenant "anonymous". Off by default. */
+  /** "true" lets requests without credentials use streams as a sandbox tenant of their own (ANONYMOUS_STREAM_TENANT). Off by default. */
   ALLOW_ANONYMOUS_STREAMS?: string;
   /** The static assets (console/dist): the console, and the API reference page's script and stylesheet. */
   ASSETS?: Fetcher;
   /** Largest checkpoint a run takes, in bytes (default 52428800, 50 MiB). */
   CHECKPOINT_MAX_BYTES?: string;
+  /** Longest an interacting viewer token may live, in milliseconds (default 604800000, 7 days). */
+  INTERACT_TOKEN_MAX_TTL_MS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
 }

@@ -12,7 +12,9 @@ import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
+import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
+import { tokens } from "./routes/tokens.ts";
 
 export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
@@ -25,6 +27,7 @@ export { TenantPools } from "./objects/tenant-pools.ts";
 // refusals}, handler)` call in the router it belongs to (src/routes/api-route.ts; runs.ts shows
 // it); a new router is one `app.route` line below. test/edge/openapi/ checks it with no edit.
 const app = apiRouter();
+app.use("*", securityHeaders());
 app.route("/v1/stream", streams);
 // Only a pool key opens the pool socket, so it comes before the API's authentication.
 app.route("/v1/pools", poolSocket);
@@ -35,6 +38,7 @@ app.route("/v1/runs", commands);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
 app.route("/v1", pools);
 app.route("/", referenceRoutes(app));

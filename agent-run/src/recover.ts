@@ -6,7 +6,7 @@ import type { Context } from "./context.ts";
 import { commandId, retrySafely } from "./steer.ts";
 
 const NEXT_STEP = {
-  resume: "start `runner-bridge resume --edge URL --run ID --token RUNNER_TOKEN -- AGENT…` on a new sandbox",
+  resume: "start `runner-bridge resume --edge URL --run ID -- AGENT…` (RUNNER_BRIDGE_TOKEN set) on a new sandbox",
   restart: "the next `runner-bridge run` for this run starts the agent over",
   fail: "the run is failed (recovery_declined)",
 } as const;

@@ -56,7 +56,10 @@ export async function create(ctx: Context): Promise<ExitCode> {
             "runs on",
             `a pool host serving ${body.agent} on queue ${stringValue(ctx.values, "queue") ?? "default"} (agent-run pools)`,
           ]
-        : ["run the agent", `npx runner-bridge run --edge ${ctx.api.url} --run ${id} --token <runner token> -- CMD...`],
+        : [
+            "run the agent",
+            `RUNNER_BRIDGE_TOKEN=<runner token> npx runner-bridge run --edge ${ctx.api.url} --run ${id} -- CMD...`,
+          ],
       ["watch", `npx agent-run watch ${id}`],
     ]),
   );
@@ -210,7 +213,10 @@ export async function token(ctx: Context): Promise<ExitCode> {
     ctx.print(`${ctx.paint.dim("console")}  ${link}  ${ctx.paint.dim(`(${can})`)}`);
   } else {
     ctx.print(
-      ctx.paint.dim(`npx runner-bridge run --edge ${ctx.api.url} --run ${runId} --token ${minted.token} -- CMD...`),
+      // In the environment, the token stays out of the bridge's process-list entry.
+      ctx.paint.dim(
+        `RUNNER_BRIDGE_TOKEN=${minted.token} npx runner-bridge run --edge ${ctx.api.url} --run ${runId} -- CMD...`,
+      ),
     );
   }
   return EXIT.ok;

@@ -27,7 +27,7 @@ import {
 import { poolMain } from "./pool/command.ts";
 import { prepareResume } from "./resume.ts";
 import { requireSandboxTools } from "./sandbox/check.ts";
-import { agentWorkspace, planSandbox } from "./sandbox/plan.ts";
+import { agentWorkspace, planSandbox, programPath } from "./sandbox/plan.ts";
 import { formatNetwork } from "./sandbox/policy.ts";
 import { Session } from "./session.ts";
 
@@ -140,7 +140,8 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
     }
   }
 
-  const [command, ...commandArgs] = args.argv as [string, ...string[]];
+  const [program, ...commandArgs] = args.argv as [string, ...string[]];
+  const command = programPath(program);
   const cwd = agentWorkspace(args.sandbox, args.runId);
   const spec: RunSpec = {
     version: 1,

@@ -11,6 +11,7 @@ import { restoreSession } from "./checkpoint/restore.ts";
 import { BridgeExit, EXIT } from "./exit.ts";
 import type { Logger } from "./logger.ts";
 import { newNonce, type RunSpec } from "./rundir.ts";
+import { programPath } from "./sandbox/plan.ts";
 
 /**
  * `runner-bridge resume` up to the launch: reads the run's recovery state, refuses (exit 6) unless
@@ -64,7 +65,8 @@ export async function prepareResume(
   );
 
   const launch = resumeLaunch(adapter, native.id);
-  const [command, ...commandArgs] = args.argv as [string, ...string[]];
+  const [program, ...commandArgs] = args.argv as [string, ...string[]];
+  const command = programPath(program);
   const spec: RunSpec = {
     version: 1,
     runId: args.runId,

@@ -32,3 +32,20 @@ export function tenantForKey(raw: string | undefined, key: string): string | nul
   }
   return table.get(sha256(key)) ?? null;
 }
+
+/** Tenants with at least one key, per distinct secret value. */
+const tenantSets = new Map<string, Set<string>>();
+
+/**
+ * Whether `tenant` still has a key in API_KEYS. A tenant whose keys were all removed mints no
+ * more tokens, and the tokens it minted stop working: removing a tenant's last key ends its access.
+ */
+export function tenantHasKey(raw: string | undefined, tenant: string): boolean {
+  const source = raw ?? "";
+  let tenants = tenantSets.get(source);
+  if (!tenants) {
+    tenants = new Set(parseApiKeys(source).values());
+    tenantSets.set(source, tenants);
+  }
+  return tenants.has(tenant);
+}

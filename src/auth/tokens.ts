@@ -1,9 +1,18 @@
 import { z } from "zod";
-import { fail, ok, RUNNER_TOKEN_EXTRA_MS, type Result, type Timeouts, VIEWER_TOKEN_TTL_MS } from "../protocol/index.ts";
+import {
+  fail,
+  INTERACT_TOKEN_MAX_TTL_MS,
+  ok,
+  RUNNER_TOKEN_EXTRA_MS,
+  type Result,
+  type Timeouts,
+  VIEWER_TOKEN_TTL_MS,
+} from "../protocol/index.ts";
 
 /**
  * Run-scoped bearer tokens: `rt1.<claims>.<signature>`, both base64url, signed with
- * HMAC-SHA256 over the claims segment using TOKEN_SECRET.
+ * HMAC-SHA256 over the claims segment using TOKEN_SECRET. Each carries the id its run recorded
+ * when it was minted, which the run checks on every use (src/run/token-store.ts).
  */
 export type TokenRole = "runner" | "viewer";
 
@@ -15,6 +24,8 @@ const TokenClaims = z.object({
   interact: z.boolean(),
   /** Expiry, milliseconds since the epoch. */
   exp: z.number(),
+  /** The run's record of this token; absent from tokens minted before ids existed. */
+  tokenId: z.string().optional(),
 });
 export type TokenClaims = z.infer<typeof TokenClaims>;
 
@@ -90,16 +101,13 @@ export function runnerTokenTtl(timeouts: Timeouts): number {
   return timeouts.runMs + timeouts.takeoverMs + RUNNER_TOKEN_EXTRA_MS;
 }
 
-/** Mints a token for one run and role; lifetimes default by role (viewer 24 h, runner the run's). */
-export function mintToken(
-  secret: string,
-  scope: { tenant: string; runId: string; role: TokenRole },
-  options: { ttlMs?: number | undefined; interact?: boolean; timeouts: Timeouts },
-): Promise<string> {
-  const ttl = options.ttlMs ?? (scope.role === "runner" ? runnerTokenTtl(options.timeouts) : VIEWER_TOKEN_TTL_MS);
-  return signToken(secret, {
-    ...scope,
-    interact: scope.role === "viewer" && options.interact === true,
-    exp: Date.now() + ttl,
-  });
+/** How long a new token lives: `ttlMs` when asked, else by role (viewer 24 h, runner the run's). */
+export function tokenTtl(role: TokenRole, ttlMs: number | undefined, timeouts: Timeouts): number {
+  return ttlMs ?? (role === "runner" ? runnerTokenTtl(timeouts) : VIEWER_TOKEN_TTL_MS);
+}
+
+/** INTERACT_TOKEN_MAX_TTL_MS, or the default (7 days) when unset or not a positive whole number. */
+export function interactTokenMaxMs(configured: string | undefined): number {
+  const value = Number(configured);
+  return configured !== undefined && Number.isSafeInteger(value) && value > 0 ? value : INTERACT_TOKEN_MAX_TTL_MS;
 }

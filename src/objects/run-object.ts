@@ -33,12 +33,15 @@ import {
 } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
+import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { closeSocket } from "../run/run-sockets.ts";
 import { handleSocketMessage } from "../run/socket-messages.ts";
 import { readSocketRequest } from "../run/socket-request.ts";
+import { Timers } from "../run/timers.ts";
+import { type PresentedToken, type TokenSpec, TokenStore } from "../run/token-store.ts";
 import { attachViewer } from "../run/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
@@ -58,6 +61,9 @@ export class RunObject extends DurableObject<Env> {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
     this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant), outboxDeliverer(env));
+    // The alarm is set after each commit, not in it: an operation that committed and then died
+    // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
+    void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));
   }
 
   // ---- RPC for the HTTP routes -----------------------------------------------------------
@@ -185,15 +191,48 @@ export class RunObject extends DurableObject<Env> {
     return runStreamInfo(this.ctx.storage.sql);
   }
 
+  // ---- tokens: the run's record of what it minted (src/run/token-store.ts) ----------------------
+
+  /** Records new tokens of the run and answers their ids, in order; the worker signs them. */
+  issueTokens(specs: TokenSpec[]): Promise<Result<string[]>> {
+    const tokens = new TokenStore(this.ctx.storage.sql);
+    return this.run.operateOnLive((m) => tokens.issue(specs, m.now));
+  }
+
+  /** Whether a token may still act on the run (checked on every request a token makes). */
+  async checkToken(token: PresentedToken): Promise<Result<null>> {
+    return this.run.checkToken(token);
+  }
+
+  /** Revokes one token, and closes the sockets it opened. */
+  async revokeToken(tokenId: string): Promise<Result<{ revokedAt: number }>> {
+    const tokens = new TokenStore(this.ctx.storage.sql);
+    const result = await this.run.operateOnLive((m) => tokens.revoke(tokenId, m.now));
+    if (result.ok) this.run.sockets.closeRevoked({ tokenId });
+    return result;
+  }
+
+  /** Revokes every token of the run, and closes every socket a token opened. */
+  async revokeAllTokens(): Promise<Result<{ revoked: number; revokedAt: number }>> {
+    const tokens = new TokenStore(this.ctx.storage.sql);
+    const result = await this.run.operateOnLive((m) => ok({ revoked: tokens.revokeAll(m.now), revokedAt: m.now }));
+    if (result.ok) this.run.sockets.closeRevoked("all");
+    return result;
+  }
+
   // ---- WebSockets ----------------------------------------------------------------------------
 
-  /** Opens a runner or viewer socket; the worker has checked the credential. */
+  /** Opens a runner or viewer socket; the worker has checked the credential, the run checks its token again. */
   override async fetch(request: Request): Promise<Response> {
     const found = this.run.read((m) => m.store);
     if (!found.ok) return failureResponse(found);
     const socket = readSocketRequest(request);
+    if (socket.token) {
+      const valid = this.run.checkToken(socket.token);
+      if (!valid.ok) return failureResponse(valid);
+    }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    if (socket.role === "runner") this.run.sockets.acceptRunner(server);
+    if (socket.role === "runner") this.run.sockets.acceptRunner(server, socket.token);
     else attachViewer(this.run.sockets, found.value, server, socket);
     return new Response(null, { status: 101, webSocket: client });
   }

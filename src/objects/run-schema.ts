@@ -114,12 +114,32 @@ WHERE generation IS NULL AND (state <> 'queued' OR delivered_epoch IS NOT NULL);
 `;
 
 /**
- * Version 5, runner pools: a pool run's queue (its `agent` is the profile name), its recovery
+ * Version 5: the run's status version, which rises with every status change and purge, so the
+ * tenant index can ignore an older sync that lands after a newer one; and the run's tokens, each
+ * minted token's id with its role and expiry (src/run/token-store.ts), checked on every use so one
+ * can be revoked. Tokens minted before ids existed have none: `legacy_tokens_revoked_at` ends them
+ * all at once (revoking all of a run's tokens, or purging it).
+ */
+const RUN_SCHEMA_V5 = `
+ALTER TABLE run ADD COLUMN status_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run ADD COLUMN legacy_tokens_revoked_at INTEGER;
+CREATE TABLE IF NOT EXISTS run_tokens (
+  token_id TEXT PRIMARY KEY,
+  role TEXT NOT NULL,
+  interact INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+`;
+
+/**
+ * Version 6, runner pools: a pool run's queue (its `agent` is the profile name), its recovery
  * policy and the automatic recoveries used; and the outbox, notifications to other objects (the
  * run's dispatcher) committed with the change they report and delivered until acknowledged
  * (src/run/outbox.ts). `dedupe_key` makes adding the same notification twice a no-op.
  */
-const RUN_SCHEMA_V5 = `
+const RUN_SCHEMA_V6 = `
 ALTER TABLE run ADD COLUMN queue TEXT;
 ALTER TABLE run ADD COLUMN recovery_policy TEXT;
 ALTER TABLE run ADD COLUMN max_recoveries INTEGER NOT NULL DEFAULT 0;
@@ -141,5 +161,6 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "generations, recovery and checkpoints", sql: RUN_SCHEMA_V2 },
   { version: 3, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
   { version: 4, name: "commands delivered before generations bound to generation 1", sql: RUN_SCHEMA_V4 },
-  { version: 5, name: "pool runs and the outbox", sql: RUN_SCHEMA_V5 },
+  { version: 5, name: "status version and revocable tokens", sql: RUN_SCHEMA_V5 },
+  { version: 6, name: "pool runs and the outbox", sql: RUN_SCHEMA_V6 },
 ];

@@ -32,19 +32,31 @@ export class TenantIndex extends DurableObject<Env> {
     applyMigrations(ctx.storage, TENANT_INDEX_MIGRATIONS);
   }
 
-  upsert(runId: string, status: RunStatus, createdAt: number): void {
+  /** The run's status as of its status `version`; a version below the row's is ignored. */
+  upsert(runId: string, status: RunStatus, createdAt: number, version: number): void {
     this.ctx.storage.sql.exec(
-      `INSERT INTO runs (run_id, status, created_at, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`,
+      `INSERT INTO runs (run_id, status, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
+         version = excluded.version
+       WHERE excluded.version >= runs.version`,
       runId,
       status,
       createdAt,
       Date.now(),
+      version,
     );
   }
 
-  remove(runId: string): void {
-    this.ctx.storage.sql.exec("DELETE FROM runs WHERE run_id = ?", runId);
+  /** The run was purged at status `version`: its row stays as a tombstone that older upserts cannot revive. */
+  remove(runId: string, version: number): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO runs (run_id, status, created_at, updated_at, version, removed) VALUES (?, 'succeeded', 0, ?, ?, 1)
+       ON CONFLICT (run_id) DO UPDATE SET removed = 1, version = excluded.version, updated_at = excluded.updated_at
+       WHERE excluded.version >= runs.version`,
+      runId,
+      Date.now(),
+      version,
+    );
   }
 
   list(options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined }): Result<RunsPage> {
@@ -52,7 +64,7 @@ export class TenantIndex extends DurableObject<Env> {
     if (options.cursor !== undefined && cursor === null) {
       return fail("invalid_query", "cursor is not one this API returned");
     }
-    const where: string[] = [];
+    const where: string[] = ["removed = 0"];
     const params: (string | number)[] = [];
     if (options.status) {
       where.push("status = ?");
@@ -64,7 +76,7 @@ export class TenantIndex extends DurableObject<Env> {
     }
     const rows = this.ctx.storage.sql
       .exec<{ run_id: string; status: string; created_at: number; updated_at: number }>(
-        `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+        `SELECT * FROM runs WHERE ${where.join(" AND ")}
          ORDER BY created_at DESC, run_id DESC LIMIT ?`,
         ...params,
         options.limit + 1,

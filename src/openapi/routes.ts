@@ -3,7 +3,7 @@ import { apiRouter, rawRoute } from "../routes/api-route.ts";
 import type { AppEnv } from "../routes/app-env.ts";
 import { openApiDocument } from "./document.ts";
 import { errorResponse } from "../routes/respond.ts";
-import { DOCS_ASSETS, DOCS_PAGE } from "./docs-page.ts";
+import { DOCS_ASSETS, DOCS_PAGE, DOCS_SCRIPT } from "./docs-page.ts";
 import { FRAME_SCHEMAS } from "./frame-schemas.ts";
 
 const open = { security: [], refusals: [] };
@@ -78,7 +78,7 @@ export function referenceRoutes(app: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
       path: "/docs/{path}",
       honoPath: "/docs/*",
       tags,
-      summary: "The reference page's script and stylesheet (static assets)",
+      summary: "The reference page's scripts and stylesheet",
       access: open,
       request: { params: z.object({ path: z.string() }) },
       responses: { 200: { description: "The file", content: { "*/*": { schema: {} } } } },
@@ -87,6 +87,8 @@ export function referenceRoutes(app: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
     (c) => {
       // Only the page's own files: any other path would get the console's single-page fallback.
       const name = c.req.path.slice("/docs/".length);
+      if (name === "reference.js")
+        return c.body(DOCS_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" });
       const known = (DOCS_ASSETS as readonly string[]).includes(name);
       if (!known || !c.env.ASSETS) return errorResponse("not_found", "no such file of the API reference");
       return c.env.ASSETS.fetch(c.req.raw);

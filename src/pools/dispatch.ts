@@ -1,4 +1,4 @@
-import { mintToken } from "../auth/tokens.ts";
+import { mintRunTokens } from "../auth/mint.ts";
 import type { Env } from "../env.ts";
 import { runStub, tenantPoolsStub } from "../objects/stubs.ts";
 import { isTerminal, type PoolEdgeFrame, resolveTimeouts, type Result, type RunStatus } from "../protocol/index.ts";
@@ -80,11 +80,9 @@ export class DispatchCore {
     const settings = this.store().settings();
     if (!settings) return;
     for (const { run, host } of out.assignments) {
-      const runnerToken = await mintToken(
-        this.env.TOKEN_SECRET,
-        { tenant: settings.tenant, runId: run.runId, role: "runner" },
-        { ttlMs: run.tokenTtlMs, timeouts: resolveTimeouts() },
-      );
+      const runnerToken = await this.mintRunnerToken(settings.tenant, run);
+      // Not minted (the run's object is unreachable, or the tenant lost its keys): the lease lapses.
+      if (runnerToken === null) continue;
       sendFrame(host.ws, {
         type: "assign",
         assignmentId: run.assignmentId as string,
@@ -96,6 +94,20 @@ export class DispatchCore {
         ...(run.prompt === null ? {} : { prompt: run.prompt }),
         leaseMs: settings.assignMs,
       });
+    }
+  }
+
+  /** A fresh runner token for the assignment, recorded by the run's object so it can be revoked. */
+  private async mintRunnerToken(tenant: string, run: QueuedRun): Promise<string | null> {
+    const stub = runStub(this.env, tenant, run.runId);
+    try {
+      const minted = await mintRunTokens(this.env, { tenant, runId: run.runId, stub, timeouts: resolveTimeouts() }, [
+        { role: "runner", ttlMs: run.tokenTtlMs },
+      ]);
+      return minted.ok ? (minted.value[0]?.token ?? null) : null;
+    } catch (error) {
+      console.error("minting a pool runner token failed", error);
+      return null;
     }
   }
 

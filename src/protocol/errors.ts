@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   invalid_frame: 400,
   invalid_request: 400,
   unauthorized: 401,
+  token_revoked: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
@@ -30,6 +31,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
+  too_many_tokens: 429,
   internal: 500,
 } as const;
 

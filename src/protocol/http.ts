@@ -117,7 +117,11 @@ export const TokenBody = z
     message: "only viewer tokens take interact",
     path: ["interact"],
   })
-  .meta({ id: "TokenBody", description: "`interact` only for viewer tokens; `ttlMs` at least 1000" });
+  .meta({
+    id: "TokenBody",
+    description:
+      "`interact` only for viewer tokens; `ttlMs` at least 1000, and for an interacting token at most INTERACT_TOKEN_MAX_TTL_MS (default 7 days)",
+  });
 export type TokenBody = z.infer<typeof TokenBody>;
 
 const IntString = (min: number, max: number) =>
@@ -154,3 +158,4 @@ export const CHECKPOINT_MAX_BYTES_DEFAULT = 50 * 1024 * 1024;
 /** Path parameters of the run routes. */
 export const RunParams = z.object({ runId: RunId });
 export const ApprovalParams = z.object({ runId: RunId, requestId: z.string().min(1).max(200) });
+export const TokenParams = z.object({ runId: RunId, tokenId: z.string().min(1).max(200) });

@@ -19,7 +19,16 @@ export const CANCEL_GRACE_MS = 30_000;
 /** Default lifetimes of minted tokens. */
 export const VIEWER_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 export const RUNNER_TOKEN_EXTRA_MS = 24 * 60 * 60 * 1000;
+/**
+ * Most unexpired tokens (one by one revoked ones included, until they expire) one run holds records
+ * of; past it minting is refused until some expire or all of the run's tokens are revoked.
+ */
+export const RUN_TOKENS_LIVE_MAX = 10_000;
+/** Longest an interacting viewer token may live (the worker's INTERACT_TOKEN_MAX_TTL_MS overrides it). */
+export const INTERACT_TOKEN_MAX_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** WebSocket close codes. */
 export const CLOSE_NORMAL = 1000;
 export const CLOSE_FENCED = 4001;
 export const CLOSE_REJECTED = 4002;
+/** The socket's token was revoked or expired: reconnecting needs a new token. */
+export const CLOSE_CREDENTIAL = 4401;

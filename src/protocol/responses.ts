@@ -16,7 +16,9 @@ export const CreatedRun = z
   .object({
     run: RunRecord,
     runnerToken: z.string().describe("For the runner WebSocket only"),
+    runnerTokenId: z.string().describe("The runner token's id, to revoke it"),
     viewerToken: z.string().describe("Reads the run; cannot send commands"),
+    viewerTokenId: z.string().describe("The viewer token's id, to revoke it"),
   })
   .meta({ id: "CreatedRun" });
 export type CreatedRun = z.infer<typeof CreatedRun>;
@@ -57,9 +59,28 @@ export const ApprovalAccepted = z
 export type ApprovalAccepted = z.infer<typeof ApprovalAccepted>;
 
 export const MintedToken = z
-  .object({ token: z.string(), role: z.enum(["runner", "viewer"]), interact: z.boolean() })
+  .object({
+    token: z.string(),
+    tokenId: z.string().describe("Names the token in `DELETE /v1/runs/{runId}/tokens/{tokenId}`"),
+    role: z.enum(["runner", "viewer"]),
+    interact: z.boolean(),
+    expiresAt: z.iso.datetime(),
+  })
   .meta({ id: "MintedToken" });
 export type MintedToken = z.infer<typeof MintedToken>;
+
+export const RevokedToken = z
+  .object({ tokenId: z.string(), revokedAt: z.iso.datetime().describe("When it was first revoked") })
+  .meta({ id: "RevokedToken" });
+export type RevokedToken = z.infer<typeof RevokedToken>;
+
+export const RevokedTokens = z
+  .object({
+    revoked: z.number().int().min(0).describe("How many live tokens with ids this revoked"),
+    revokedAt: z.iso.datetime(),
+  })
+  .meta({ id: "RevokedTokens", description: "Every token of the run ended, those minted before ids included" });
+export type RevokedTokens = z.infer<typeof RevokedTokens>;
 
 export const PurgedRun = z.object({ status: RunStatus.describe("How the run ended") }).meta({ id: "PurgedRun" });
 export type PurgedRun = z.infer<typeof PurgedRun>;

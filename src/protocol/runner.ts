@@ -15,7 +15,11 @@ export const RunnerEvent = z
      * When the agent wrote it (ISO-8601), as the runner's journal recorded it; kept beside the
      * object's own arrival `time` as the event's `agentTime` (an unparseable one is dropped).
      */
-    time: z.string().max(64).optional(),
+    time: z
+      .string()
+      .max(64)
+      .optional()
+      .describe("When the agent wrote it (ISO-8601); stored as the event's agentTime, beside its arrival time"),
   })
   .strict();
 export type RunnerEvent = z.infer<typeof RunnerEvent>;

@@ -21,5 +21,9 @@ export const STREAM_HEADERS = {
 /** Streams live under this path prefix; the rest of the path names the stream. */
 export const STREAM_ROUTE_PREFIX = "/v1/stream/";
 
-/** The tenant anonymous stream requests use when ALLOW_ANONYMOUS_STREAMS=true. */
-export const ANONYMOUS_STREAM_TENANT = "anonymous";
+/**
+ * The tenant anonymous stream requests use when ALLOW_ANONYMOUS_STREAMS=true. It holds a comma,
+ * which no tenant of `API_KEYS` can (its pairs are split at commas), so a real tenant named
+ * `anonymous` never shares its streams.
+ */
+export const ANONYMOUS_STREAM_TENANT = ",anonymous";

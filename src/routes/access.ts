@@ -15,7 +15,7 @@ export const SECURITY_SCHEMES = {
     scheme: "bearer",
     bearerFormat: "rt1.<claims>.<hmac>",
     description:
-      "A run token from `POST /v1/runs` or `POST /v1/runs/{runId}/tokens`: one run, one role (`runner` or `viewer`), an expiry.",
+      "A run token from `POST /v1/runs` or `POST /v1/runs/{runId}/tokens`: one run, one role (`runner` or `viewer`), an expiry, and an id the run checks on every use (revocable).",
   },
   poolKey: {
     type: "http",
@@ -28,7 +28,7 @@ export const SECURITY_SCHEMES = {
     in: "query",
     name: "token",
     description:
-      "The same credential as `?token=`, for WebSockets and EventSource (browsers cannot set their headers). Only the runner, watch and stream routes take it.",
+      "A viewer token as `?token=`, for WebSockets and EventSource (browsers cannot set their headers). Only the watch and stream routes take it, and only a viewer token: API keys and runner tokens in a URL are refused (401).",
   },
 } as const;
 
@@ -43,7 +43,11 @@ type RunRoutesAccess = Access<MiddlewareHandler<RunEnv>>;
 
 /** Access to one run's routes: `rule` says which credentials reach it, `security` how the document shows them. */
 function accessToRun(rule: RunRule, security: RunRoutesAccess["security"]): RunRoutesAccess {
-  return { middleware: runAccess(rule), security, refusals: ["invalid_query", "unauthorized", "forbidden"] };
+  return {
+    middleware: runAccess(rule),
+    security,
+    refusals: ["invalid_query", "unauthorized", "token_revoked", "forbidden"],
+  };
 }
 
 /** A run, by its tenant's API key only (deleting it, minting its tokens). */
@@ -52,8 +56,14 @@ export const RUN_BY_API_KEY = accessToRun({ apiKey: true, tokens: [] }, [{ apiKe
 /** Reading a run: an API key or a viewer token. */
 export const RUN_READER = accessToRun({ apiKey: true, tokens: ["viewer"] }, [{ apiKey: [] }, { runToken: [] }]);
 
-/** Reading a run from a browser: also `?token=` (the watch socket, the run stream for EventSource). */
+/** Reading a run from a browser: also a viewer token in `?token=` (the run stream, for EventSource). */
 export const RUN_READER_IN_BROWSER = { ...RUN_READER, security: [...RUN_READER.security, { queryToken: [] }] };
+
+/** The watch socket: as RUN_READER_IN_BROWSER; the run object checks the token as it accepts the socket. */
+export const RUN_WATCHER = accessToRun(
+  { apiKey: true, tokens: ["viewer"], socket: true },
+  RUN_READER_IN_BROWSER.security,
+);
 
 /** Acting on a run: an API key or a viewer token minted with `interact`. */
 export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], needInteract: true }, [
@@ -61,8 +71,8 @@ export const RUN_OPERATOR = accessToRun({ apiKey: true, tokens: ["viewer"], need
   { runToken: [] },
 ]);
 
-/** The runner socket and its preflight: a runner token only, in the header or `?token=`. */
-export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }, { queryToken: [] }]);
+/** The runner socket and its preflight: a runner token only, in the Authorization header. */
+export const RUNNER = accessToRun({ apiKey: false, tokens: ["runner"], socket: true }, [{ runToken: [] }]);
 
 /** A runner's HTTP routes (recovery state, checkpoints): its runner token, in the header only. */
 export const RUNNER_HTTP = accessToRun({ apiKey: false, tokens: ["runner"] }, [{ runToken: [] }]);

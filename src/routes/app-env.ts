@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { TokenClaims } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
+import type { PresentedToken } from "../run/token-store.ts";
 
 /** Who is calling: a tenant by API key, or the holder of a run-scoped token. */
 export type Caller = { kind: "tenant"; tenant: string } | { kind: "token"; claims: TokenClaims };
@@ -11,6 +12,8 @@ export interface RunAccess {
   runId: string;
   /** May send commands and approvals. */
   interact: boolean;
+  /** The run token the caller presented (checked live by the run); null for an API key. */
+  token: PresentedToken | null;
 }
 
 export interface AppEnv {

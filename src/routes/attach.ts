@@ -1,6 +1,6 @@
 import { RunnerPreflight, RunParams, WatchQuery } from "../protocol/index.ts";
 import { socketUpgradeRequest } from "../run/socket-request.ts";
-import { RUN_READER_IN_BROWSER, RUNNER } from "./access.ts";
+import { RUN_WATCHER, RUNNER } from "./access.ts";
 import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
 import { errorResponse, respond, unwrap } from "./respond.ts";
@@ -42,7 +42,7 @@ apiRoute(
   async (c) => {
     const stub = runOf(c);
     if (!isUpgrade(c.req.header("upgrade"))) return respond(c, await stub.runnerStatus(), 200);
-    return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner" }));
+    return stub.fetch(socketUpgradeRequest(c.req.url, { role: "runner", token: c.var.run.token }));
   },
 );
 
@@ -55,7 +55,7 @@ apiRoute(
     summary: "The viewer WebSocket: replay from `after`, then live",
     description:
       "Frames: /schemas/viewer-frames.json. Viewers whose credential allows interaction may send commands and approvals on it. A GET without `Upgrade: websocket` is 400 once the run is known to exist.",
-    access: RUN_READER_IN_BROWSER,
+    access: RUN_WATCHER,
     parameters: [upgradeHeader(true)],
     request: { params: RunParams, query: WatchQuery },
     responses: { 101: switching },
@@ -67,7 +67,8 @@ apiRoute(
       unwrap(await stub.get()); // 404 and 410 first, as for an upgrade
       return errorResponse("invalid_query", "this route needs a WebSocket upgrade (Upgrade: websocket)");
     }
-    const viewer = { role: "viewer", after: c.req.valid("query").after, interact: c.var.run.interact } as const;
+    const { interact, token } = c.var.run;
+    const viewer = { role: "viewer", after: c.req.valid("query").after, interact, token } as const;
     return stub.fetch(socketUpgradeRequest(c.req.url, viewer));
   },
 );

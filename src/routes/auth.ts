@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
-import { tenantForKey } from "../auth/api-keys.ts";
+import { tenantForKey, tenantHasKey } from "../auth/api-keys.ts";
 import { bearerCredential } from "../auth/credentials.ts";
 import { looksLikePoolKey } from "../auth/pool-keys.ts";
-import { looksLikeToken, type TokenRole, verifyToken } from "../auth/tokens.ts";
+import { interactTokenMaxMs, looksLikeToken, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
 import { fail, ok, type Result, RunId } from "../protocol/index.ts";
@@ -10,25 +10,37 @@ import type { AppContext, AppEnv, Caller, RunAccess, RunEnv, TenantEnv } from ".
 import { failureResponse } from "./respond.ts";
 
 // Routes a browser reaches without custom headers: WebSockets, and the run stream for EventSource.
+// `?token=` there takes a viewer token only: a URL ends up in logs and histories, and a viewer
+// token is the one credential scoped to reading a single run.
 const QUERY_TOKEN_ROUTE = /^\/v1\/runs\/[^/]+\/(runner|watch|stream)$/;
+const QUERY_TOKEN_REFUSED = fail(
+  "unauthorized",
+  "?token= takes only viewer tokens; send API keys and runner tokens as Authorization: Bearer",
+);
 
-function credentialOf(c: AppContext): string | null {
+function credentialOf(c: AppContext): { credential: string; inQuery: boolean } | null {
   const fromHeader = bearerCredential(c.req.header("authorization"));
-  if (fromHeader) return fromHeader;
-  if (QUERY_TOKEN_ROUTE.test(c.req.path)) return c.req.query("token") ?? null;
-  return null;
+  if (fromHeader) return { credential: fromHeader, inQuery: false };
+  const fromQuery = QUERY_TOKEN_ROUTE.test(c.req.path) ? c.req.query("token") : undefined;
+  return fromQuery ? { credential: fromQuery, inQuery: true } : null;
 }
 
-/** Who is calling: a tenant by API key, or the holder of a valid run token. */
+/** Who is calling: a tenant by API key, or the holder of a valid run token whose tenant still has a key. */
 async function identify(c: AppContext): Promise<Result<Caller>> {
-  const credential = credentialOf(c);
-  if (!credential) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
+  const found = credentialOf(c);
+  if (!found) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
+  const { credential, inQuery } = found;
   if (looksLikePoolKey(credential))
     return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
   if (looksLikeToken(credential)) {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
-    return claims.ok ? ok({ kind: "token", claims: claims.value }) : claims;
+    if (!claims.ok) return claims;
+    if (inQuery && claims.value.role !== "viewer") return QUERY_TOKEN_REFUSED;
+    if (!tenantHasKey(c.env.API_KEYS, claims.value.tenant))
+      return fail("unauthorized", "the token's tenant has no API key any more");
+    return ok({ kind: "token", claims: claims.value });
   }
+  if (inQuery) return QUERY_TOKEN_REFUSED;
   const tenant = tenantForKey(c.env.API_KEYS, credential);
   return tenant ? ok({ kind: "tenant", tenant }) : fail("unauthorized", "unknown API key");
 }
@@ -49,28 +61,58 @@ export interface RunRule {
   tokens: TokenRole[];
   /** Viewer tokens must have been minted with `interact`. */
   needInteract?: boolean;
+  /**
+   * A WebSocket route: on an upgrade the run object checks the token itself as it accepts the
+   * socket (where no revocation can slip between check and accept), so the worker does not ask.
+   */
+  socket?: boolean;
+}
+
+/**
+ * Whether a viewer token may still interact: minted with `interact`, and with no more of its life
+ * left than an interacting token may have (a longer one came from before the bound, or the bound
+ * was lowered since).
+ */
+function mayInteract(claims: TokenClaims, maxInteractMs: number): Result<boolean> {
+  if (claims.role !== "viewer" || !claims.interact) return ok(false);
+  if (claims.exp - Date.now() > maxInteractMs)
+    return fail("forbidden", `this token outlives the ${maxInteractMs} ms interacting tokens may live; mint a new one`);
+  return ok(true);
 }
 
 /** The caller's access to the run in the path, or why it has none. */
-function checkRunAccess(caller: Caller, runId: string, rule: RunRule): Result<RunAccess> {
+function checkRunAccess(caller: Caller, runId: string, rule: RunRule, maxInteractMs: number): Result<RunAccess> {
   if (!RunId.safeParse(runId).success)
     return fail("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
   if (caller.kind === "tenant") {
     if (!rule.apiKey) return fail("forbidden", "this route takes a runner token, not an API key");
-    return ok({ tenant: caller.tenant, runId, interact: true });
+    return ok({ tenant: caller.tenant, runId, interact: true, token: null });
   }
   const { claims } = caller;
   if (!rule.tokens.includes(claims.role)) return fail("forbidden", `a ${claims.role} token cannot use this route`);
   if (claims.runId !== runId) return fail("forbidden", "this token belongs to another run");
+  const interact = mayInteract(claims, maxInteractMs);
   if (rule.needInteract && !claims.interact) return fail("forbidden", "this viewer token cannot send commands");
-  return ok({ tenant: claims.tenant, runId, interact: claims.role === "viewer" && claims.interact });
+  if (rule.needInteract && !interact.ok) return interact;
+  const token = { tokenId: claims.tokenId ?? null, exp: claims.exp };
+  return ok({ tenant: claims.tenant, runId, interact: interact.ok && interact.value, token });
 }
 
-/** Puts the run of the path's `:runId` on the context (`c.var.run`) when the caller may act on it. */
+/**
+ * Puts the run of the path's `:runId` on the context (`c.var.run`) when the caller may act on it.
+ * A token is also checked by the run itself, which knows whether it was revoked.
+ */
 export function runAccess(rule: RunRule): MiddlewareHandler<RunEnv> {
   return async (c, next) => {
-    const access = checkRunAccess(c.get("caller"), c.req.param("runId") ?? "", rule);
+    const maxInteractMs = interactTokenMaxMs(c.env.INTERACT_TOKEN_MAX_TTL_MS);
+    const access = checkRunAccess(c.get("caller"), c.req.param("runId") ?? "", rule, maxInteractMs);
     if (!access.ok) return failureResponse(access);
+    const { token } = access.value;
+    const upgrade = rule.socket === true && c.req.header("upgrade")?.toLowerCase() === "websocket";
+    if (token && !upgrade) {
+      const live = await runOf({ env: c.env, var: { run: access.value } }).checkToken(token);
+      if (!live.ok) return failureResponse(live);
+    }
     c.set("run", access.value);
     await next();
   };

@@ -1,4 +1,4 @@
-import { mintToken } from "../auth/tokens.ts";
+import { mintRunTokens } from "../auth/mint.ts";
 import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
 import { placeResult, withPlacement } from "../pools/placement.ts";
 import {
@@ -7,12 +7,10 @@ import {
   DEFAULT_QUEUE,
   fail,
   ListRunsQuery,
-  MintedToken,
   PurgedRun,
   RunParams,
   RunRecord,
   RunsPage,
-  TokenBody,
 } from "../protocol/index.ts";
 import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
@@ -25,7 +23,7 @@ function poolQueueOf(body: CreateRunBody): string | null {
   return typeof body.agent === "string" ? (body.queue ?? DEFAULT_QUEUE) : null;
 }
 
-/** Creating, reading, listing and deleting runs, and minting their tokens. */
+/** Creating, reading, listing and deleting runs (their tokens: tokens.ts). */
 export const runs = apiRouter();
 const tags = ["runs"];
 
@@ -37,14 +35,14 @@ apiRoute(
     tags,
     summary: "Create a run",
     description:
-      "Idempotent by `runId`: the same id with an identical body answers 200 with the same run (and fresh tokens); a different body is 409; a purged id 410.",
+      "Idempotent by `runId`: the same id with an identical body answers 200 with the same run (and fresh tokens); a different body is 409; a purged id 410. Each token comes with its id, for `DELETE /v1/runs/{runId}/tokens/{tokenId}`.",
     access: API_KEY,
     request: { body: jsonRequest(CreateRunBody, false) },
     responses: {
       201: jsonResponse(CreatedRun, "Created, with its runner and viewer tokens"),
       200: jsonResponse(CreatedRun, "An identical earlier create: the same run, fresh tokens"),
     },
-    refusals: ["invalid_json", "invalid_body", "payload_too_large", "conflict", "gone"],
+    refusals: ["invalid_json", "invalid_body", "payload_too_large", "conflict", "gone", "too_many_tokens"],
   },
   async (c) => {
     const tenant = c.var.tenant;
@@ -54,14 +52,23 @@ apiRoute(
     if (queue !== null && !(await tenantPoolsStub(c.env, tenant).addQueue(queue))) {
       unwrap(fail("invalid_body", TOO_MANY_QUEUES));
     }
-    const { run, created } = unwrap(
-      await placeResult(c.env, tenant, await runStub(c.env, tenant, runId).create(tenant, runId, body)),
+    const stub = runStub(c.env, tenant, runId);
+    const { run, created } = unwrap(await placeResult(c.env, tenant, await stub.create(tenant, runId, body)));
+    const asks = [{ role: "runner" }, { role: "viewer" }] as const;
+    const [runner, viewer] = unwrap(
+      await mintRunTokens(c.env, { tenant, runId, stub, timeouts: run.timeouts }, [...asks]),
     );
-    const [runnerToken, viewerToken] = await Promise.all([
-      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "runner" }, { timeouts: run.timeouts }),
-      mintToken(c.env.TOKEN_SECRET, { tenant, runId, role: "viewer" }, { timeouts: run.timeouts }),
-    ]);
-    return c.json({ run, runnerToken, viewerToken }, created ? 201 : 200);
+    if (!runner || !viewer) throw new Error("minting answered fewer tokens than asked");
+    return c.json(
+      {
+        run,
+        runnerToken: runner.token,
+        runnerTokenId: runner.tokenId,
+        viewerToken: viewer.token,
+        viewerTokenId: viewer.tokenId,
+      },
+      created ? 201 : 200,
+    );
   },
 );
 
@@ -106,39 +113,11 @@ apiRoute(
     tags,
     summary: "Purge a finished run",
     description:
-      "Deletes the log, commands and approvals; a tombstone stays, so later reads answer 410 with the final status.",
+      "Deletes the log, commands and approvals, and revokes every token of the run; a tombstone stays, so later reads by API key answer 410 with the final status.",
     access: RUN_BY_API_KEY,
     request: { params: RunParams },
     responses: { 200: jsonResponse(PurgedRun, "Purged") },
     refusals: ["not_found", "gone", "not_terminal"],
   },
   async (c) => respond(c, await runOf(c).purge(), 200),
-);
-
-apiRoute(
-  runs,
-  {
-    method: "post",
-    path: "/{runId}/tokens",
-    tags,
-    summary: "Mint a runner or viewer token",
-    description:
-      "Default lifetimes: viewer 24 h; runner `runMs + takeoverMs + 24 h`. `interact` lets a viewer token send commands.",
-    access: RUN_BY_API_KEY,
-    request: { params: RunParams, body: jsonRequest(TokenBody) },
-    responses: { 201: jsonResponse(MintedToken, "The token") },
-    refusals: ["invalid_json", "invalid_body", "payload_too_large", "not_found", "gone"],
-  },
-  async (c) => {
-    const { tenant, runId } = c.var.run;
-    const { role, ttlMs, interact: asked } = c.req.valid("json");
-    const run = unwrap(await runOf(c).get());
-    const interact = role === "viewer" && asked === true;
-    const token = await mintToken(
-      c.env.TOKEN_SECRET,
-      { tenant, runId, role },
-      { timeouts: run.timeouts, ttlMs, interact },
-    );
-    return c.json({ token, role, interact }, 201);
-  },
 );

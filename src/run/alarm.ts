@@ -6,11 +6,16 @@ import type { Timer, Timers } from "./timers.ts";
 // The run's one alarm. Every deadline is a row in the timers table (timers.ts); the alarm is kept
 // at the earliest of them, and when it rings it fires the rows that are due.
 
-/** Sets the alarm to the earliest timer, or deletes it when none is left. Call after each commit. */
+/**
+ * Sets the alarm to the earliest timer, or deletes it when none is left. Called after each commit
+ * and on every wake of the object (a commit that died before this left its rows unarmed).
+ */
 export async function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
   const next = timers.earliest();
-  if (next === null) await storage.deleteAlarm();
-  else if ((await storage.getAlarm()) !== next) await storage.setAlarm(next);
+  const current = await storage.getAlarm();
+  if (next === null) {
+    if (current !== null) await storage.deleteAlarm();
+  } else if (current !== next) await storage.setAlarm(next);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Result } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunSockets } from "./run-sockets.ts";
+import type { PresentedToken } from "./token-store.ts";
 
 /** What socket frame handlers need from the object that owns the run. */
 export interface RunHost {
@@ -12,4 +13,6 @@ export interface RunHost {
   operate<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>>;
   /** A read outside any transaction: `not_found` for no run, `gone` for a purged one. */
   read<T>(step: (machine: RunMachine) => T): Result<T>;
+  /** Whether a token may still act on the run: `token_revoked`, or `unauthorized` once expired. */
+  checkToken(token: PresentedToken): Result<null>;
 }

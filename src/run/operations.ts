@@ -8,6 +8,7 @@ import { RunMachine } from "./run-machine.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+import { type PresentedToken, TokenStore } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -55,6 +56,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
+        if (machine.effects.statusChanged) machine.store.bumpStatusVersion();
         return result.value;
       });
     } catch (error) {
@@ -102,6 +104,10 @@ export class RunOperations implements RunHost {
       });
     }
     return ok(step(machine));
+  }
+
+  checkToken(token: PresentedToken): Result<null> {
+    return new TokenStore(this.storage.sql).check(token, Date.now());
   }
 
   /** A write on a run that exists and was not purged. */

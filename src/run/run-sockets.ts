@@ -1,5 +1,6 @@
 import {
   type Failure,
+  CLOSE_CREDENTIAL,
   CLOSE_FENCED,
   CLOSE_NORMAL,
   CLOSE_REJECTED,
@@ -10,11 +11,19 @@ import {
 } from "../protocol/index.ts";
 import type { Effects } from "./effects.ts";
 import { eventJson } from "./store.ts";
+import type { PresentedToken } from "./token-store.ts";
 
-/** What each hibernatable socket remembers across evictions. */
+/**
+ * What each hibernatable socket remembers across evictions. `token`: the run token it opened
+ * with, re-checked on every frame; absent for an API key (and for sockets opened before tokens
+ * had ids, which revoking all of the run's tokens closes too).
+ */
 export type SocketAttachment =
-  | { role: "runner"; epoch: number; generation?: number }
-  | { role: "viewer"; interact: boolean };
+  | { role: "runner"; epoch: number; generation?: number; token?: PresentedToken | null }
+  | { role: "viewer"; interact: boolean; token?: PresentedToken | null };
+
+/** A socket's token as it opened: a PresentedToken, or null for an API key. */
+export type SocketCredential = PresentedToken | null;
 
 export function attachmentOf(ws: WebSocket): SocketAttachment | null {
   return ws.deserializeAttachment() as SocketAttachment | null;
@@ -58,19 +67,41 @@ export class RunSockets {
   }
 
   /** A runner socket; it holds no claim until its `hello`. */
-  acceptRunner(ws: WebSocket): void {
+  acceptRunner(ws: WebSocket, token: SocketCredential): void {
     this.ctx.acceptWebSocket(ws, ["runner"]);
-    this.setRunnerClaim(ws, 0, 1);
+    ws.serializeAttachment({ role: "runner", epoch: 0, generation: 1, token } satisfies SocketAttachment);
   }
 
   /** Records the epoch a runner socket's `hello` claimed, and the generation it serves. */
   setRunnerClaim(ws: WebSocket, epoch: number, generation: number): void {
-    ws.serializeAttachment({ role: "runner", epoch, generation } satisfies SocketAttachment);
+    const before = attachmentOf(ws);
+    const token = before?.role === "runner" ? before.token : undefined;
+    ws.serializeAttachment({
+      role: "runner",
+      epoch,
+      generation,
+      ...(token === undefined ? {} : { token }),
+    } satisfies SocketAttachment);
   }
 
-  acceptViewer(ws: WebSocket, interact: boolean): void {
+  acceptViewer(ws: WebSocket, interact: boolean, token: SocketCredential): void {
     this.ctx.acceptWebSocket(ws, ["viewer"]);
-    ws.serializeAttachment({ role: "viewer", interact } satisfies SocketAttachment);
+    ws.serializeAttachment({ role: "viewer", interact, token } satisfies SocketAttachment);
+  }
+
+  /**
+   * Closes, at once, every socket whose token `revoked` names (a token id, or every token). API-key
+   * sockets stay; sockets from before tokens had ids carry no record of theirs and close with all.
+   */
+  closeRevoked(revoked: { tokenId: string } | "all"): void {
+    for (const ws of this.ctx.getWebSockets()) {
+      const token = attachmentOf(ws)?.token;
+      const matches =
+        revoked === "all" ? token !== null : token !== undefined && token !== null && token.tokenId === revoked.tokenId;
+      if (!matches) continue;
+      sendFailure(ws, { ok: false, code: "token_revoked", message: "this socket's token was revoked" });
+      closeSocket(ws, CLOSE_CREDENTIAL, "token revoked");
+    }
   }
 
   runners(): WebSocket[] {

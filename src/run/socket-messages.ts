@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import {
+  CLOSE_CREDENTIAL,
   fail,
   invalid,
   MAX_FRAME_BYTES,
@@ -11,7 +12,7 @@ import {
 } from "../protocol/index.ts";
 import type { RunHost } from "./host.ts";
 import { handleRunnerFrame } from "./runner-session.ts";
-import { attachmentOf, sendFailure } from "./run-sockets.ts";
+import { attachmentOf, closeSocket, sendFailure } from "./run-sockets.ts";
 import { handleViewerFrame } from "./viewer-session.ts";
 
 const decoder = new TextDecoder();
@@ -48,6 +49,15 @@ export async function handleSocketMessage(host: RunHost, ws: WebSocket, message:
 
 async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
   const attachment = attachmentOf(ws);
+  // The socket's token is checked again on every frame: once revoked or expired, it acts no more.
+  const token = attachment?.token;
+  if (token) {
+    const valid = host.checkToken(token);
+    if (!valid.ok) {
+      sendFailure(ws, valid);
+      return closeSocket(ws, CLOSE_CREDENTIAL, valid.code === "token_revoked" ? "token revoked" : "token expired");
+    }
+  }
   if (attachment?.role === "runner") {
     const frame = parseFrame(message, RunnerFrame);
     if (!frame.ok) return sendFailure(ws, frame);

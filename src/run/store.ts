@@ -25,6 +25,8 @@ export interface RunRow {
   runId: string;
   fingerprint: string;
   status: RunStatus;
+  /** Rises with every status change and the purge: orders the run's tenant-index syncs. */
+  statusVersion: number;
   /** The claim epoch (src/run/claim-epoch.ts): 0 until the first claim. */
   epoch: number;
   createdAt: number;
@@ -63,6 +65,7 @@ export interface RunRow {
 export type NewRun = Omit<
   RunRow,
   | "epoch"
+  | "statusVersion"
   | "lastSeq"
   | "highestSourceSeq"
   | "generation"
@@ -83,6 +86,7 @@ interface RawRun extends Record<string, SqlStorageValue> {
   run_id: string;
   fingerprint: string;
   status: string;
+  status_version: number;
   created_at: number;
   claimed_at: number | null;
   finished_at: number | null;
@@ -162,6 +166,7 @@ export class RunStore {
       runId: raw.run_id,
       fingerprint: raw.fingerprint,
       status: raw.status as RunStatus,
+      statusVersion: raw.status_version,
       epoch: this.claimEpoch.current(),
       createdAt: raw.created_at,
       claimedAt: raw.claimed_at,
@@ -213,6 +218,10 @@ export class RunStore {
 
   setStatus(status: RunStatus): void {
     this.sql.exec("UPDATE run SET status = ? WHERE singleton = 1", status);
+  }
+
+  bumpStatusVersion(): void {
+    this.sql.exec("UPDATE run SET status_version = status_version + 1 WHERE singleton = 1");
   }
 
   /**
@@ -358,6 +367,12 @@ export class RunStore {
     this.sql.exec("DELETE FROM checkpoint_uploads");
     this.sql.exec("DELETE FROM checkpoint");
     this.sql.exec("DELETE FROM recovery_decisions");
-    this.sql.exec("UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}' WHERE singleton = 1", now);
+    // A purged run's tokens end with it, those minted before token ids included.
+    this.sql.exec("DELETE FROM run_tokens");
+    this.sql.exec(
+      "UPDATE run SET purged_at = ?, agent = NULL, input = NULL, metadata = '{}', legacy_tokens_revoked_at = COALESCE(legacy_tokens_revoked_at, ?) WHERE singleton = 1",
+      now,
+      now,
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { CLOSE_NORMAL, isTerminal } from "../protocol/index.ts";
-import { closeSocket, type RunSockets, send, sendRaw } from "./run-sockets.ts";
+import { closeSocket, type RunSockets, type SocketCredential, send, sendRaw } from "./run-sockets.ts";
 import type { RunStore } from "./store.ts";
 
 const REPLAY_PAGE = { maxBytes: Number.MAX_SAFE_INTEGER, maxEntries: 500 };
@@ -14,7 +14,7 @@ export function attachViewer(
   sockets: RunSockets,
   store: RunStore,
   ws: WebSocket,
-  viewer: { after: number; interact: boolean },
+  viewer: { after: number; interact: boolean; token: SocketCredential },
 ): void {
   const status = store.load()?.status;
   if (status === undefined) throw new Error("run row missing");
@@ -23,7 +23,7 @@ export function attachViewer(
   // API: the runtime ends the connection of a hibernatable socket only when the object is
   // evicted (~10 s idle), well after the close handshake, and the viewer would wait that long.
   if (finished) ws.accept();
-  else sockets.acceptViewer(ws, viewer.interact);
+  else sockets.acceptViewer(ws, viewer.interact, viewer.token);
   // Each page is the stored events' JSON joined by SQLite: the frame JSON.stringify would make.
   let from = store.log.position(viewer.after);
   while (from) {

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { onPath } from "../../runner-bridge/src/sandbox/check.ts";
 import { waitFor } from "../support/wait.ts";
 import { FIXTURES, NODE, runArgs, tempDir } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
@@ -14,6 +15,10 @@ import { custom } from "./harness/ndjson-events.ts";
 // attempt as an event; each must fail, and the run still ends with exactly those events.
 
 const t = useEdge();
+const varTmpDirs: string[] = [];
+afterAll(() => {
+  for (const dir of varTmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every command line on the host that contains `needle` (the bridge's, the supervisor's, bwrap's, the agent's). */
 function commandLinesWith(needle: string): string[] {
@@ -48,11 +53,14 @@ async function startEscapeRun(options: {
   allowed?: { host: string; port: number };
   env?: Record<string, string>;
   extra?: string[];
+  body?: Record<string, unknown>;
 }) {
-  const created = await t.api.createRun();
+  const created = await t.api.createRun(options.body);
   const dir = t.runDir();
   const workspace = tempDir("workspace-");
+  // Outside /tmp (which the sandbox replaces), so the agent sees it and finds it read-only.
   const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
+  varTmpDirs.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
   const plan = {
@@ -172,6 +180,17 @@ describe("--sandbox os", () => {
     expect(fs.existsSync(run.dir)).toBe(false);
   });
 
+  it("the run deadline ends every process inside too, and the run is timed_out with the same transcript", async () => {
+    const run = await startEscapeRun({ finally: "wait", body: { timeouts: { runMs: 4000 } } });
+    const expected = localTranscript();
+    expected.push(custom(expected.length + 1, "straggler.started", {}), custom(expected.length + 2, "ready", {}));
+    expect(await run.bridge.waitExit(30_000)).toBe(0);
+    expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+    expect((await t.api.getRun(run.run.id)).status).toBe("timed_out");
+    expect(stragglers(run.straggler)).toEqual([]);
+    expect(fs.existsSync(run.dir)).toBe(false);
+  });
+
   it("--network allow: reaches a listed host through the proxy, neither it directly nor the unlisted edge", async () => {
     const listed = http.createServer((_req, res) => res.end("listed"));
     await new Promise<void>((resolve) => listed.listen(0, "127.0.0.1", resolve));
@@ -199,26 +218,70 @@ describe("--sandbox os", () => {
     }
   });
 
-  it("refuses with one clear line when bwrap is not on PATH, and starts nothing", async () => {
+  it("a program named by a relative path is the one beside the bridge; the agent starts in its workspace", async () => {
+    // Not under /tmp, which the sandbox replaces with its own.
+    const here = fs.mkdtempSync("/var/tmp/bridge-cwd-");
+    varTmpDirs.push(here);
+    fs.writeFileSync(path.join(here, "agent.sh"), `#!/bin/sh\nprintf '{"type":"started.in","cwd":"%s"}\\n' "$PWD"\n`, {
+      mode: 0o755,
+    });
+    const workspace = tempDir("workspace-");
     const created = await t.api.createRun();
-    const dir = t.runDir();
-    const emptyPath = tempDir("no-bwrap-");
     const bridge = t.bridge(
       runArgs({
         edge: t.edge.url,
         runId: created.run.id,
         token: created.runnerToken,
-        dir,
-        extra: ["--sandbox", "os"],
-        agent: [NODE, "-e", "0"],
+        dir: t.runDir(),
+        extra: ["--sandbox", "os", "--workspace", workspace],
+        agent: ["./agent.sh"],
       }),
-      { env: { PATH: emptyPath } },
+      { cwd: here },
     );
-    expect(await bridge.waitExit()).toBe(1);
-    expect(bridge.stderr()).toBe(
-      "runner-bridge: --sandbox os: cannot set up the sandbox: bwrap is not on PATH; install bubblewrap (apt-get install bubblewrap) (or run with --sandbox none)\n",
-    );
-    expect(fs.existsSync(dir)).toBe(false);
-    expect((await t.api.getRun(created.run.id)).status).toBe("queued");
+    expect(await bridge.waitExit()).toBe(0);
+    expect(await t.api.runnerEvents(created.run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
+  });
+
+  it("refuses with one clear line when bwrap is missing, cannot make namespaces, or socat is missing for allow:", async () => {
+    /** A `run --sandbox os` with PATH set to just `dir`: its exit status and stderr; the run must stay queued. */
+    const refused = async (dir: string, extra: string[] = []) => {
+      const created = await t.api.createRun();
+      const runDir = t.runDir();
+      const bridge = t.bridge(
+        runArgs({
+          edge: t.edge.url,
+          runId: created.run.id,
+          token: created.runnerToken,
+          dir: runDir,
+          extra: ["--sandbox", "os", ...extra],
+          agent: [NODE, "-e", "0"],
+        }),
+        { env: { PATH: dir } },
+      );
+      const code = await bridge.waitExit();
+      expect(fs.existsSync(runDir)).toBe(false);
+      expect((await t.api.getRun(created.run.id)).status).toBe("queued");
+      return { code, stderr: bridge.stderr() };
+    };
+    const tail = " (or run with --sandbox none)\n";
+    expect(await refused(tempDir("no-bwrap-"))).toEqual({
+      code: 1,
+      stderr: `runner-bridge: --sandbox os: cannot set up the sandbox: bwrap is not on PATH; install bubblewrap (apt-get install bubblewrap)${tail}`,
+    });
+    // A kernel without unprivileged user namespaces: bwrap exits 1 with its own message (a script stands in for it).
+    const noUserns = tempDir("bwrap-without-userns-");
+    const message =
+      "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.";
+    fs.writeFileSync(path.join(noUserns, "bwrap"), `#!/bin/sh\necho "${message}" >&2\nexit 1\n`, { mode: 0o755 });
+    expect(await refused(noUserns)).toEqual({
+      code: 1,
+      stderr: `runner-bridge: --sandbox os: cannot set up the sandbox: bwrap cannot create namespaces here: ${message}${tail}`,
+    });
+    const bwrapOnly = tempDir("bwrap-only-");
+    fs.symlinkSync(onPath("bwrap") as string, path.join(bwrapOnly, "bwrap"));
+    expect(await refused(bwrapOnly, ["--network", "allow:api.openai.com"])).toEqual({
+      code: 1,
+      stderr: `runner-bridge: --sandbox os: cannot set up the sandbox: --network allow: needs socat on PATH; install socat (apt-get install socat)${tail}`,
+    });
   });
 });

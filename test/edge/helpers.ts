@@ -42,7 +42,9 @@ export function uniqueRunId(prefix = "run"): string {
 export interface CreatedRun {
   run: RunRecord;
   runnerToken: string;
+  runnerTokenId: string;
   viewerToken: string;
+  viewerTokenId: string;
 }
 
 export async function createRun(body: Record<string, unknown> = {}, key = KEY_A): Promise<CreatedRun> {

@@ -1,7 +1,8 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
-import { allEvents, call, type CreatedRun, createRun, getRun, json, KEY_B } from "./helpers.ts";
+import { CLOSE_CREDENTIAL } from "../../src/protocol/index.ts";
+import { allEvents, call, type CreatedRun, createRun, getRun, json, KEY_B, runObject } from "./helpers.ts";
 import { agentEvent, claim, watch } from "./sockets.ts";
 
 /** Every route of a run that an API key may call, as [method, path suffix, body]. */
@@ -12,6 +13,8 @@ const RUN_ROUTES: Array<[string, string, unknown]> = [
   ["POST", "/approvals/req-1", { decision: "approve" }],
   ["POST", "/cancel", {}],
   ["POST", "/tokens", { role: "viewer", interact: true }],
+  ["DELETE", "/tokens", undefined],
+  ["DELETE", "/tokens/some-token-id", undefined],
   ["DELETE", "", undefined],
   ["GET", "/stream?offset=-1", undefined],
   ["HEAD", "/stream", undefined],
@@ -217,5 +220,71 @@ describe("tokens refused wherever they do not belong", () => {
     }
     expect(viewer.frames.filter((f) => f.type !== "error")).toEqual([]);
     expect(await stored(run.run.id)).toEqual(before);
+  });
+});
+
+describe("revoked and expired tokens on open sockets", () => {
+  const mint = async (runId: string, body: Record<string, unknown>) =>
+    json(await call(`/v1/runs/${runId}/tokens`, { method: "POST", json: body }), 201);
+  const revoke = async (runId: string, tokenId: string) =>
+    json(await call(`/v1/runs/${runId}/tokens/${tokenId}`, { method: "DELETE" }), 200);
+  /** The token's stored expiry passes, as time would. */
+  const expire = (runId: string, tokenId: string) =>
+    runInDurableObject(runObject(runId), (_instance, state) => {
+      state.storage.sql.exec("UPDATE run_tokens SET expires_at = ? WHERE token_id = ?", Date.now() - 1, tokenId);
+    });
+
+  it("an interacting viewer's socket closes the moment its token is revoked; its approval never lands", async () => {
+    const run = await liveRun();
+    const operator = await mint(run.run.id, { role: "viewer", interact: true });
+    const viewer = await watch(run.run.id, operator.token);
+    await viewer.next("status");
+    const before = await stored(run.run.id);
+    await revoke(run.run.id, operator.tokenId);
+    expect((await viewer.waitClosed()).code).toBe(CLOSE_CREDENTIAL);
+    expect(await viewer.next("error")).toMatchObject({ code: "token_revoked" });
+    expect(await stored(run.run.id)).toEqual(before);
+    expect((await getRun(run.run.id)).pendingApprovals.map((a) => a.requestId)).toEqual(["req-1"]);
+  });
+
+  it("an interacting viewer whose token expired is refused its next approval and closed; nothing stored", async () => {
+    const run = await liveRun();
+    const operator = await mint(run.run.id, { role: "viewer", interact: true });
+    const viewer = await watch(run.run.id, operator.token);
+    await viewer.next("status");
+    const before = await stored(run.run.id);
+    await expire(run.run.id, operator.tokenId);
+    viewer.send({ type: "approval", requestId: "req-1", approval: { decision: "approve" } });
+    expect(await viewer.next("error")).toEqual({ type: "error", code: "unauthorized", message: "token expired" });
+    expect((await viewer.waitClosed()).code).toBe(CLOSE_CREDENTIAL);
+    expect(await stored(run.run.id)).toEqual(before);
+  });
+
+  it("a runner whose token is revoked is closed at once and cannot reattach", async () => {
+    const created = await createRun({ timeouts: { heartbeatMs: 600_000 } });
+    const { runner } = await claim(created.run.id, created.runnerToken);
+    const run = created;
+    const before = await stored(run.run.id);
+    await revoke(run.run.id, run.runnerTokenId);
+    expect((await runner.waitClosed()).code).toBe(CLOSE_CREDENTIAL);
+    const attempt = await call(`/v1/runs/${run.run.id}/runner`, {
+      key: run.runnerToken,
+      headers: { upgrade: "websocket" },
+    });
+    expect(attempt.webSocket).toBeNull();
+    expect((await json(attempt, 401)).error.code).toBe("token_revoked");
+    expect((await stored(run.run.id)).events).toEqual(before.events);
+  });
+
+  it("a runner whose token expired on its open socket has its next batch refused, unstored, and is closed", async () => {
+    const created = await createRun({ timeouts: { heartbeatMs: 600_000 } });
+    const { runner, epoch } = await claim(created.run.id, created.runnerToken);
+    runner.send({ type: "events", epoch, events: [agentEvent(1)] });
+    await runner.next("ack");
+    await expire(created.run.id, created.runnerTokenId);
+    runner.send({ type: "events", epoch, events: [agentEvent(2)] });
+    expect(await runner.next("error")).toEqual({ type: "error", code: "unauthorized", message: "token expired" });
+    expect((await runner.waitClosed()).code).toBe(CLOSE_CREDENTIAL);
+    expect((await getRun(created.run.id)).highestSourceSeq).toBe(1);
   });
 });

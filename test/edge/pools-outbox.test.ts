@@ -77,29 +77,30 @@ describe("the run's outbox to its dispatcher", () => {
     const queue = freshQueue();
     const { key } = await mintPoolKey();
     const host = await connectHost(key, { hostId: "host-dup", slots: 4, queue });
-    const runId = uniqueRunId("direct");
+    const { run } = await createPoolRun({ queue, input: { prompt: "once" } });
+    expect((await host.next("assign")).runId).toBe(run.id);
+    // The run's first outbox row, exactly as it was delivered, delivered again.
     const notice: PoolNotice = {
       kind: "queued",
       tenant: "tenant-a",
       queue,
-      runId,
+      runId: run.id,
       profile: "demo",
       prompt: "once",
-      createdAt: Date.now(),
+      createdAt: Date.parse(run.createdAt),
       tokenTtlMs: 60_000,
       generation: 1,
       episode: 0,
       start: "run",
     };
     const dispatcher = dispatcherObject(queue) as unknown as DispatcherApi;
-    const deliver = (seq: number, dedupeKey: string) => dispatcher.notice(notice, seq, dedupeKey);
-    expect(await deliver(1, "dispatcher:queued:1:0")).toEqual({ ok: true, value: { applied: true } });
-    expect(await deliver(1, "dispatcher:queued:1:0")).toEqual({ ok: true, value: { applied: false } });
-    // Same key under a later seq (the row re-added after a crash): still the same notification.
-    expect(await deliver(2, "dispatcher:queued:1:0")).toEqual({ ok: true, value: { applied: false } });
-    expect((await host.next("assign")).runId).toBe(runId);
+    const deliver = (seq: number) => dispatcher.notice(notice, seq, "dispatcher:queued:1:0");
+    expect(await deliver(1)).toEqual({ ok: true, value: { applied: false } });
+    // The same key under a later seq (the row added again after a crash): still the same notification.
+    expect(await deliver(7)).toEqual({ ok: true, value: { applied: false } });
     await host.settle();
     expect(host.frames.filter((frame) => frame.type === "assign")).toEqual([]);
+    expect(await getRun(run.id)).toMatchObject({ dispatch: { state: "assigned" }, poolHost: "host-dup" });
     host.close();
   });
 });

@@ -92,9 +92,24 @@ export class SocketProbe {
   }
 }
 
+/** The role a run token claims, read without checking it (tests only). */
+export function tokenRole(token: string): string | undefined {
+  const body = token.split(".")[1] ?? "";
+  try {
+    return (JSON.parse(atob(body.replaceAll("-", "+").replaceAll("_", "/"))) as { role?: string }).role;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens a socket as a client would: a viewer token in `?token=` (what a browser has), any other
+ * credential in the Authorization header (the only place the edge takes it).
+ */
 export async function openSocket(path: string, token: string | null, key: string | null = null): Promise<SocketProbe> {
-  const url = token === null ? path : `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
-  const response = await call(url, { headers: { upgrade: "websocket" }, key });
+  const inQuery = token !== null && tokenRole(token) === "viewer";
+  const url = inQuery ? `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}` : path;
+  const response = await call(url, { headers: { upgrade: "websocket" }, key: inQuery ? key : (token ?? key) });
   const ws = response.webSocket;
   if (!ws)
     throw new Error(`expected a WebSocket upgrade for ${path}, got HTTP ${response.status}: ${await response.text()}`);

@@ -69,7 +69,7 @@ export async function createClaimStreamWatch(server: Server): Promise<string> {
     wsUrl(server, `/v1/runs/${run.runId}/watch?after=0&token=${run.viewerToken}`),
     "viewer",
   );
-  const runner = await openJsonSocket(wsUrl(server, `/v1/runs/${run.runId}/runner?token=${run.runnerToken}`), "runner");
+  const runner = await openJsonSocket(wsUrl(server, `/v1/runs/${run.runId}/runner`), "runner", run.runnerToken);
   runner.send({ type: "hello", runnerId: "scenario-runner", lastSourceSeq: 0 });
   const claimed = await runner.next("claimed");
   expect(claimed).toMatchObject({ epoch: 1, ackedSourceSeq: 0, commands: [] });

@@ -110,6 +110,10 @@ describe("npm run serve with [assets]", () => {
     fs.writeFileSync(path.join(dist, "index.html"), INDEX);
     fs.writeFileSync(path.join(dist, "app.js"), "console.log('app');");
     fs.writeFileSync(path.join(dist, "v1", "shadowed.txt"), "a file the worker's routes shadow");
+    fs.writeFileSync(
+      path.join(dist, "_headers"),
+      "# rules\n/*\n  x-test-rule: every path\n/app.js\n  x-test-script: only here\n",
+    );
     // The repo's wrangler.toml, with an absolute main and this test's [assets] in place of any other.
     const repoConfig = fs.readFileSync(path.resolve(import.meta.dirname, "../../wrangler.toml"), "utf8");
     const config = repoConfig
@@ -128,6 +132,19 @@ describe("npm run serve with [assets]", () => {
   });
   const get = (route: string, headers: Record<string, string> = {}) =>
     fetch((server as ServeProcess).url + route, { headers, signal: AbortSignal.timeout(10_000) });
+  /** A browser navigation: node:http, since fetch() will not send a Sec-Fetch-Mode of its choosing. */
+  const navigate = (route: string) =>
+    new Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+      const url = `${(server as ServeProcess).url}${route}`;
+      const req = http.get(url, { headers: { "sec-fetch-mode": "navigate", accept: "text/html" }, timeout: 10_000 });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      });
+      req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out`)));
+      req.on("error", reject);
+    });
 
   it("serves files with their content types", async () => {
     const index = await get("/");
@@ -140,22 +157,26 @@ describe("npm run serve with [assets]", () => {
   });
 
   it("answers a browser navigation to an unknown path with index.html, anything else with the worker", async () => {
-    // node:http, since fetch() will not send a Sec-Fetch-Mode of its choosing.
-    const page = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const url = `${(server as ServeProcess).url}/runs/some-run`;
-      const req = http.get(url, { headers: { "sec-fetch-mode": "navigate", accept: "text/html" }, timeout: 10_000 });
-      req.on("response", (res) => {
-        let body = "";
-        res.on("data", (chunk) => (body += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out`)));
-      req.on("error", reject);
-    });
-    expect(page).toEqual({ status: 200, body: INDEX });
+    const { status, body } = await navigate("/runs/some-run");
+    expect({ status, body }).toEqual({ status: 200, body: INDEX });
     const missing = await get("/missing.js");
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("applies the _headers rules to files and the single-page fallback, and never serves _headers", async () => {
+    const script = await get("/app.js");
+    expect([script.headers.get("x-test-rule"), script.headers.get("x-test-script")]).toEqual([
+      "every path",
+      "only here",
+    ]);
+    const index = await navigate("/runs/other-run");
+    expect([index.headers["x-test-rule"], index.headers["x-test-script"]]).toEqual(["every path", undefined]);
+    expect((await get("/_headers")).status).toBe(404);
+    // The worker's own answers carry the security headers the worker sets.
+    const refused = await get("/v1/runs");
+    expect(refused.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(refused.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
   });
 
   it("sends /v1/* to the worker first, WebSockets included", async () => {

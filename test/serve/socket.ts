@@ -1,5 +1,6 @@
 /** A JSON WebSocket whose frames queue up, read one at a time with bounded, named waits. */
 import { waitFor } from "../support/wait.ts";
+import { bearerSocket } from "../support/bearer-socket.ts";
 
 export type Frame = Record<string, unknown> & { type: string };
 
@@ -13,8 +14,9 @@ export interface JsonSocket {
   close(): void;
 }
 
-export async function openJsonSocket(url: string, name: string): Promise<JsonSocket> {
-  const ws = new WebSocket(url);
+/** Opens `url`; `credential` (an API key or runner token) goes in the Authorization header. */
+export async function openJsonSocket(url: string, name: string, credential?: string): Promise<JsonSocket> {
+  const ws = credential === undefined ? new WebSocket(url) : bearerSocket(url, credential);
   const queue: Frame[] = [];
   let closed: { code: number; reason: string } | null = null;
   ws.addEventListener("message", (event) => queue.push(JSON.parse(String(event.data)) as Frame));

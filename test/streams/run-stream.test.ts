@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/protocol/index.ts";
 import { useDevServer } from "../support/dev-server.ts";
 import { waitFor } from "../support/wait.ts";
+import { bearerSocket } from "../support/bearer-socket.ts";
 
 /**
  * A run's log read by the official Durable Streams client (code we did not write) against a
@@ -12,9 +13,7 @@ const server = useDevServer();
 
 /** A minimal runner over Node's WebSocket: every wait is bounded and names what it waited for. */
 async function connectRunner(runId: string, token: string) {
-  const ws = new WebSocket(
-    `${server.url.replace("http", "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(token)}`,
-  );
+  const ws = bearerSocket(`${server.url.replace("http", "ws")}/v1/runs/${runId}/runner`, token);
   const frames: Array<{ type: string; [key: string]: unknown }> = [];
   ws.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data))));
   await waitFor("the runner socket to open", () => ws.readyState === WebSocket.OPEN, 10_000);

@@ -1,5 +1,6 @@
 import type { CommandFrame, RunnerOutcome, ServerToRunner } from "../../src/protocol/index.ts";
 import { waitFor } from "./wait.ts";
+import { bearerSocket } from "./bearer-socket.ts";
 
 export interface AgentEvent {
   type: string;
@@ -45,14 +46,7 @@ export class TestRunner {
     token: string,
     options: { runnerId?: string; heldEpoch?: number; autoAck?: boolean } = {},
   ): Promise<TestRunner> {
-    const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner`;
-    // Node's client takes headers (the DOM type does not say so); a runner token never goes in a URL.
-    const socket = new (
-      WebSocket as unknown as new (
-        url: string,
-        init: { headers: Record<string, string> },
-      ) => WebSocket
-    )(url, { headers: { authorization: `Bearer ${token}` } });
+    const socket = bearerSocket(`${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner`, token);
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener("open", () => resolve(), { once: true });
       socket.addEventListener("error", () => reject(new Error(`runner socket to ${runId} did not open`)), {

@@ -124,9 +124,11 @@ function resolverMounts(sandbox: SandboxSpec): string[] {
  */
 function withProxyForwarder(socat: string, command: string, args: string[]): string[] {
   const port = PROXY_PORT.toString(16).toUpperCase().padStart(4, "0");
+  // The helpers are found on the usual system paths even if the agent's PATH leaves them out.
+  const tools = 'PATH="$PATH:/usr/bin:/bin"';
   const script = [
-    `setsid ${socat} TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} </dev/null >/dev/null 2>&1 &`,
-    `i=0; while ! grep -q ':${port} 00000000:0000 0A' /proc/net/tcp && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done`,
+    `${tools} setsid ${socat} TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} </dev/null >/dev/null 2>&1 &`,
+    `i=0; while ! ${tools} grep -q ':${port} 00000000:0000 0A' /proc/net/tcp && [ $i -lt 500 ]; do ${tools} sleep 0.01; i=$((i+1)); done`,
     'exec "$@"',
   ].join("\n");
   return ["/bin/sh", "-c", script, "runner-bridge-sandbox", command, ...args];
@@ -166,6 +168,20 @@ export function sandboxInit(bwrapPid: number): number | null {
     const pid = Number(first);
     return Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
-    return null;
+    return childByParent(bwrapPid); // a kernel without CONFIG_PROC_CHILDREN
   }
+}
+
+function childByParent(parent: number): number | null {
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      // pid (comm) state ppid ...; comm may contain spaces and parentheses.
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === parent) return Number(name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
 }

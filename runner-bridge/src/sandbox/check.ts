@@ -37,7 +37,21 @@ export function requireSandboxTools(network: NetworkPolicy): SandboxTools {
   if (!bwrap) throw refuse("bwrap is not on PATH; install bubblewrap (apt-get install bubblewrap)");
   const trial = spawnSync(
     bwrap,
-    ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "true"],
+    // The one program certainly there, by its absolute path: bwrap itself.
+    [
+      "--unshare-pid",
+      "--unshare-net",
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--",
+      bwrap,
+      "--version",
+    ],
     { encoding: "utf8", timeout: 10_000 },
   );
   if (trial.error || trial.status !== 0) {

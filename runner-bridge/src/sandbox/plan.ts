@@ -41,6 +41,14 @@ export interface SandboxLaunchContext {
   checkpoint?: string;
 }
 
+/**
+ * A program named by a relative path (`./agent.sh`) is the one next to the bridge, even though
+ * the agent starts in its workspace; a bare name is still looked up on PATH.
+ */
+export function programPath(program: string): string {
+  return program.includes("/") && !path.isAbsolute(program) ? path.resolve(program) : program;
+}
+
 /** The agent's working directory: --workspace, else a fresh directory per run (os) or the bridge's own (none). */
 export function agentWorkspace(options: SandboxOptions, runId: string): string {
   if (options.workspace !== undefined) {

@@ -32,6 +32,11 @@ export interface BridgeProcess {
 export const SANDBOXED = process.env.BRIDGE_SANDBOX === "os";
 const TEMP_ROOT = SANDBOXED ? fs.mkdtempSync("/var/tmp/bridge-sandboxed-") : os.tmpdir();
 
+/** /var/tmp outlives reboots: the sandboxed run's files go after the test file (useEdge calls this). */
+export function removeSandboxedFiles(): void {
+  if (SANDBOXED) fs.rmSync(TEMP_ROOT, { recursive: true, force: true });
+}
+
 /**
  * The HOME bridges (and so their agents) get unless a test gives one: the fixture agents keep
  * their session files under it as the real CLIs do, never under the real home directory.

@@ -4,7 +4,16 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { runPaths, readPid } from "../../../runner-bridge/src/rundir.ts";
 import { groupAlive, signalGroup } from "../../../runner-bridge/src/proctree.ts";
 import { Api, type CreatedRun } from "../../support/api.ts";
-import { attachArgs, type BridgeProcess, FIXTURES, NODE, runArgs, startBridge, tempDir } from "./bridge.ts";
+import {
+  attachArgs,
+  type BridgeProcess,
+  FIXTURES,
+  NODE,
+  removeSandboxedFiles,
+  runArgs,
+  startBridge,
+  tempDir,
+} from "./bridge.ts";
 import { type Edge, startEdge } from "./edge.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -102,6 +111,7 @@ export function useEdge(): EdgeContext {
   });
   afterAll(async () => {
     await ctx.edge?.stop();
+    removeSandboxedFiles();
   });
   return ctx;
 }

@@ -2,6 +2,7 @@
 import type { RunnerOutcome } from "../../../src/protocol/index.ts";
 import type { AgentEvent } from "../../support/runner-client.ts";
 import { waitFor } from "../../support/wait.ts";
+import { bearerSocket } from "../../support/bearer-socket.ts";
 
 export type { AgentEvent };
 
@@ -29,12 +30,7 @@ export class TestRunner {
 
   /** Opens the socket and claims the run (again, after a drop: with the epoch it held). */
   async claim(): Promise<void> {
-    const target = `${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner`;
-    // Node's client takes headers (the DOM type does not say so); a runner token never goes in a URL.
-    const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(
-      target,
-      { headers: { authorization: `Bearer ${this.token}` } },
-    );
+    const ws = bearerSocket(`${this.url.replace(/^http/, "ws")}/v1/runs/${this.runId}/runner`, this.token);
     this.ws = ws;
     this.closed = true;
     this.frames = [];

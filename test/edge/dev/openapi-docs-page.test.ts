@@ -47,6 +47,7 @@ describe("the API reference page", () => {
     expect(elsewhere).toEqual([]);
     expect([...new Set(loaded)].sort()).toEqual([
       "/docs",
+      "/docs/reference.js",
       "/docs/swagger-ui-bundle.js",
       "/docs/swagger-ui.css",
       "/openapi.json",

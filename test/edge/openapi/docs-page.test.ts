@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { call } from "../helpers.ts";
 
-// The API reference page: served by the worker at /docs, its script and stylesheet from the
-// static assets, nothing from anywhere else (it works offline).
+// The API reference page: served by the worker at /docs, Swagger UI's script and stylesheet from
+// the static assets and the page's own script from the worker, nothing from anywhere else (it
+// works offline) and no inline script (the CSP allows none).
 
 describe("the API reference page", () => {
   it("is Swagger UI over /openapi.json, loading only same-origin files", async () => {
@@ -10,11 +11,14 @@ describe("the API reference page", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/html/);
     const page = await response.text();
-    expect(page).toContain('url: "/openapi.json"');
-    expect(page).toContain("validatorUrl: null");
     const loaded = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url);
-    expect(loaded.sort()).toEqual(["/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css"]);
+    expect(loaded.sort()).toEqual(["/docs/reference.js", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css"]);
     expect(page).not.toMatch(/https?:\/\//);
+    expect(page).not.toMatch(/<script>|<script [^>]*>[^<]/);
+    expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const script = await (await call("/docs/reference.js", { key: null })).text();
+    expect(script).toContain('url: "/openapi.json"');
+    expect(script).toContain("validatorUrl: null");
   });
 
   it.each([

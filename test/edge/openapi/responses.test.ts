@@ -111,6 +111,18 @@ describe("runs, as documented", () => {
     expect((await api.send("post", `${RUN}/tokens`, { runId: "nope" }, { json: { role: "viewer" } })).status).toBe(404);
   });
 
+  it("revoking tokens: one 200, an unknown id 404, all 200; the revoked token 401", async () => {
+    const { run, viewerToken, viewerTokenId } = await createRun();
+    const one = await api.send("delete", `${RUN}/tokens/{tokenId}`, { runId: run.id, tokenId: viewerTokenId });
+    expect(one).toMatchObject({ status: 200, body: { tokenId: viewerTokenId } });
+    const unknown = await api.send("delete", `${RUN}/tokens/{tokenId}`, { runId: run.id, tokenId: "nope" });
+    expect(unknown.body.error.code).toBe("not_found");
+    const read = await api.send("get", RUN, { runId: run.id }, { key: viewerToken });
+    expect(read).toMatchObject({ status: 401, body: { error: { code: "token_revoked" } } });
+    const all = await api.send("delete", `${RUN}/tokens`, { runId: run.id });
+    expect(all).toMatchObject({ status: 200, body: { revoked: 1 } });
+  });
+
   it("events: 200 with a page of documented events; a bad limit 400; an unknown run 404", async () => {
     const { run, runner } = await waitingRun();
     const page = await api.send("get", `${RUN}/events`, { runId: run.id }, { query: "?after=0&limit=500" });
@@ -236,7 +248,9 @@ describe("sockets and streams, as documented", () => {
 
   it("the reference: the document, the frames' schemas and the /docs page with its files", async () => {
     expect((await api.send("get", "/openapi.json", {}, { key: null })).body.openapi).toBe("3.1.0");
-    expect((await api.send("get", "/docs", {}, { key: null })).body).toContain("SwaggerUIBundle");
+    expect((await api.send("get", "/docs", {}, { key: null })).body).toContain('<script src="/docs/reference.js">');
+    const script = await api.send("get", "/docs/{path}", { path: "reference.js" }, { key: null });
+    expect(script.body).toContain("SwaggerUIBundle");
     expect((await api.send("get", "/docs/{path}", { path: "swagger-ui.css" }, { key: null })).status).toBe(200);
     expect((await api.send("get", "/docs/{path}", { path: "nope.js" }, { key: null })).status).toBe(404);
     expect((await api.send("get", "/schemas/runner-frames.json", {}, { key: null })).status).toBe(200);

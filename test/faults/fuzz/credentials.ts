@@ -21,6 +21,8 @@ export const CREDENTIALS = [
   "interacting viewer of another tenant",
   "expired interacting viewer",
   "expired runner",
+  "revoked interacting viewer",
+  "year-long interacting viewer",
   "tampered",
   "signed with another secret",
   "signed non-claims",
@@ -63,8 +65,11 @@ export async function credentialsFor(
   // Pool keys open the pool socket only: on every route fuzzed here they must be refused.
   const mint = async () => json<{ id: string; key: string }>(await call("/v1/pool-keys", { method: "POST" }), 201);
   const poolKey = await mint();
-  const revoked = await mint();
-  await call(`/v1/pool-keys/${revoked.id}`, { method: "DELETE" });
+  const revokedPoolKey = await mint();
+  await call(`/v1/pool-keys/${revokedPoolKey.id}`, { method: "DELETE" });
+  const tokens = `/v1/runs/${runId}/tokens`;
+  const revoked = await json(await call(tokens, { method: "POST", json: { role: "viewer", interact: true } }), 201);
+  await json(await call(`${tokens}/${revoked.tokenId}`, { method: "DELETE" }), 200);
   return {
     "key-a": KEY_A,
     "key-b": KEY_B,
@@ -78,6 +83,8 @@ export async function credentialsFor(
     "interacting viewer of another tenant": await claims({ tenant: "tenant-b" }),
     "expired interacting viewer": await claims({ exp: Date.now() - 1 }),
     "expired runner": await claims({ role: "runner", interact: false, exp: Date.now() - 1 }),
+    "revoked interacting viewer": revoked.token,
+    "year-long interacting viewer": await claims({ exp: Date.now() + 365 * 24 * 3_600_000 }),
     tampered: `${prefix}.${body}.${signature?.startsWith("A") ? "B" : "A"}${signature?.slice(1)}`,
     "signed with another secret": await signToken("not-the-secret", {
       tenant: "tenant-a",
@@ -89,7 +96,7 @@ export async function credentialsFor(
     "signed non-claims": await signToken(secret, { nope: true } as never),
     "signed unknown role": await claims({ role: "admin" }),
     "pool key": poolKey.key,
-    "revoked pool key": revoked.key,
+    "revoked pool key": revokedPoolKey.key,
   };
 }
 

@@ -79,6 +79,8 @@ const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
   ["POST", "/{id}/approvals/{junk}", "approval"],
   ["POST", "/{id}/cancel", "cancel"],
   ["POST", "/{id}/tokens", "token"],
+  ["DELETE", "/{id}/tokens", "none"],
+  ["DELETE", "/{id}/tokens/{junk}", "none"],
   ["GET", "/{id}/runner", "none"],
   ["GET", "/{id}/watch", "none"],
   ["GET", "/{id}/stream", "none"],
@@ -263,7 +265,9 @@ describe("fuzzing the HTTP API", () => {
       // A fresh fixture every so often, and once an accepted request moved this one on: it may
       // have been decided, cancelled or purged, and a delivered cancel arms a 30 s alarm.
       const moved = runId === fixture.runId && (after.record as { status?: string }).status !== "waiting";
-      if (tally.inputs % 200 === 0 || moved) {
+      // An accepted revocation ended the fixture's tokens (and closed its runner): start afresh.
+      const revoked = !refused && r.route.method === "DELETE" && r.route.path.includes("/tokens");
+      if (tally.inputs % 200 === 0 || moved || revoked) {
         fixture.runner.close();
         fixture = await makeFixture();
         baselines.clear();

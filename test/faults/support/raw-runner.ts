@@ -1,4 +1,5 @@
 import { waitFor } from "../../support/wait.ts";
+import { bearerSocket } from "../../support/bearer-socket.ts";
 
 type Frame = { type: string; [key: string]: unknown };
 
@@ -22,8 +23,8 @@ export class RawRunner {
 
   /** Connects and claims the run. */
   static async claim(base: string, runId: string, token: string, runnerId: string): Promise<RawRunner> {
-    const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner?token=${encodeURIComponent(token)}`;
-    const runner = new RawRunner(new WebSocket(url));
+    const url = `${base.replace(/^http/, "ws")}/v1/runs/${runId}/runner`;
+    const runner = new RawRunner(bearerSocket(url, token));
     await waitFor(`raw runner ${runnerId} to open its socket`, () => runner.ws.readyState === WebSocket.OPEN, 10_000);
     runner.send({ type: "hello", runnerId });
     runner.claimed = await runner.next("claimed");

@@ -1,0 +1,106 @@
+import { fail, ok, type Result, RUN_TOKENS_LIVE_MAX } from "../protocol/index.ts";
+
+/**
+ * The run's record of the tokens it minted (the `run_tokens` table): each token id with its role
+ * and expiry, and when it was revoked. A token is honoured only while its row says it is live, so
+ * revoking one is a row update. Tokens minted before ids existed have no row; the run's
+ * `legacy_tokens_revoked_at` ends all of them at once.
+ */
+export interface TokenSpec {
+  role: "runner" | "viewer";
+  interact: boolean;
+  expiresAt: number;
+}
+
+/** What an open socket or a request presents: its token's id (null for a token without one) and expiry. */
+export interface PresentedToken {
+  tokenId: string | null;
+  exp: number;
+}
+
+export class TokenStore {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  /**
+   * Records new tokens and answers their ids, or refuses them all when the run would hold more
+   * than RUN_TOKENS_LIVE_MAX live ones. Rows of expired tokens are dropped on the way.
+   */
+  issue(specs: TokenSpec[], now: number): Result<string[]> {
+    this.sql.exec("DELETE FROM run_tokens WHERE expires_at <= ?", now);
+    const live = this.sql.exec<{ count: number }>("SELECT COUNT(*) AS count FROM run_tokens").one().count;
+    if (live + specs.length > RUN_TOKENS_LIVE_MAX) {
+      const message = `a run holds at most ${RUN_TOKENS_LIVE_MAX} unexpired tokens; revoke them all or let some expire`;
+      return fail("too_many_tokens", message);
+    }
+    return ok(specs.map((spec) => this.insert(spec, now)));
+  }
+
+  private insert(spec: TokenSpec, now: number): string {
+    const tokenId = crypto.randomUUID();
+    this.sql.exec(
+      "INSERT INTO run_tokens (token_id, role, interact, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+      tokenId,
+      spec.role,
+      spec.interact ? 1 : 0,
+      now,
+      spec.expiresAt,
+    );
+    return tokenId;
+  }
+
+  /** Whether a presented token may still act on the run. */
+  check(token: PresentedToken, now: number): Result<null> {
+    const expired = fail("unauthorized", "token expired");
+    if (token.tokenId === null) {
+      const run = this.sql
+        .exec<{ revoked: number | null }>("SELECT legacy_tokens_revoked_at AS revoked FROM run WHERE singleton = 1")
+        .toArray()[0];
+      if (run && run.revoked !== null) return fail("token_revoked", "this token was revoked");
+      return token.exp <= now ? expired : ok(null);
+    }
+    const row = this.sql
+      .exec<{ expires_at: number; revoked_at: number | null }>(
+        "SELECT expires_at, revoked_at FROM run_tokens WHERE token_id = ?",
+        token.tokenId,
+      )
+      .toArray()[0];
+    // No row: revoked with the whole run, or never minted here.
+    if (!row || row.revoked_at !== null) return fail("token_revoked", "this token was revoked");
+    return Math.min(row.expires_at, token.exp) <= now ? expired : ok(null);
+  }
+
+  /** Revokes one token; repeating it answers the first revocation's time. */
+  revoke(tokenId: string, now: number): Result<{ revokedAt: number }> {
+    const row = this.sql
+      .exec<{ revoked_at: number | null }>("SELECT revoked_at FROM run_tokens WHERE token_id = ?", tokenId)
+      .toArray()[0];
+    if (!row) return fail("not_found", `no token ${tokenId} is live on this run`);
+    if (row.revoked_at !== null) return ok({ revokedAt: row.revoked_at });
+    this.sql.exec("UPDATE run_tokens SET revoked_at = ? WHERE token_id = ?", now, tokenId);
+    return ok({ revokedAt: now });
+  }
+
+  /**
+   * Revokes every token of the run, those without ids included; answers how many live ones had
+   * ids. Their rows are dropped, so their ids are forgotten (revoking one of them later is 404).
+   */
+  revokeAll(now: number): number {
+    const live = this.sql
+      .exec<{ count: number }>(
+        "SELECT COUNT(*) AS count FROM run_tokens WHERE revoked_at IS NULL AND expires_at > ?",
+        now,
+      )
+      .one().count;
+    // Every row goes: a token whose id has no row is refused, and the run's room for new ones is free.
+    this.sql.exec("DELETE FROM run_tokens");
+    this.sql.exec(
+      "UPDATE run SET legacy_tokens_revoked_at = ? WHERE singleton = 1 AND legacy_tokens_revoked_at IS NULL",
+      now,
+    );
+    return live;
+  }
+}
