@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { EDGE_LIMIT_VARS } from "./test/edge/limits.ts";
 
 type ProjectTest = NonNullable<TestProjectInlineConfiguration["test"]> & { name: string; include: string[] };
 
@@ -34,14 +35,15 @@ export default defineConfig({
     // Then the API reference page's assets (console/dist/docs), which the console build keeps.
     globalSetup: ["./test/support/build-console.ts", "./test/edge/openapi/build-docs-setup.ts"],
     projects: [
-      // Checkpoints bounded at 4 MiB here, so the size limit is reached without a 50 MiB body.
+      // Checkpoints bounded at 4 MiB here, so the size limit is reached without a 50 MiB body;
+      // the per-run bounds (test/edge/limits.ts) lowered likewise, so tests reach them cheaply.
       workersProject(
         {
           name: "edge",
           include: ["test/edge/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/edge/dev/**"],
         },
-        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024) },
+        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024), ...EDGE_LIMIT_VARS },
       ),
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),

@@ -26,4 +26,11 @@ export interface Env {
   INTERACT_TOKEN_MAX_TTL_MS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
+  // Per-run bounds (defaults in src/protocol/limits.ts RUN_LIMIT_DEFAULTS, listed in docs/SECURITY.md).
+  READ_PAGE_MAX_BYTES?: string;
+  VIEWERS_PER_RUN_MAX?: string;
+  VIEWER_BACKLOG_MAX_BYTES?: string;
+  APPROVALS_PENDING_MAX?: string;
+  RUN_LOG_MAX_BYTES?: string;
+  CLAIMS_PER_MINUTE?: string;
 }

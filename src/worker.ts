@@ -1,6 +1,7 @@
 import { HTTPException } from "hono/http-exception";
 import { referenceRoutes } from "./openapi/routes.ts";
 import { apiRouter } from "./routes/api-route.ts";
+import { approvals } from "./routes/approvals.ts";
 import { attach } from "./routes/attach.ts";
 import { authenticate } from "./routes/auth.ts";
 import { checkpoints } from "./routes/checkpoint.ts";
@@ -35,6 +36,7 @@ app.use("/v1/*", authenticate());
 app.route("/v1/runs", attach);
 app.route("/v1/runs", events);
 app.route("/v1/runs", commands);
+app.route("/v1/runs", approvals);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);

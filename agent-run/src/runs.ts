@@ -1,6 +1,8 @@
 /** Commands about runs as records: create, list, get, events, token, delete. */
 import fs from "node:fs";
 import {
+  type ApprovalRecord,
+  type ApprovalSummary,
   CreateRunBody,
   EVENTS_PAGE_MAX,
   RUNS_PAGE_MAX,
@@ -162,8 +164,21 @@ export async function list(ctx: Context): Promise<ExitCode> {
 export async function get(ctx: Context): Promise<ExitCode> {
   const run = await ctx.api.getRun(ctx.args[0] as string);
   if (ctx.values.json) ctx.json(run);
-  else ctx.print(showRun(run, ctx.paint));
+  else ctx.print(showRun(await withFullRequests(ctx, run), ctx.paint));
   return EXIT.ok;
+}
+
+/** The record lists a large approval request without its data: the text view fetches it. */
+async function withFullRequests(ctx: Context, run: RunRecord): Promise<RunRecord> {
+  const full = async (approval: ApprovalSummary): Promise<ApprovalSummary> => {
+    if (!approval.truncated) return approval;
+    const path = runPath(run.id, `/approvals/${encodeURIComponent(approval.requestId)}`);
+    const { data } = (await ctx.api.call<ApprovalRecord>("GET", path)).body;
+    return { ...approval, data, truncated: false };
+  };
+  const pendingApprovals: ApprovalSummary[] = [];
+  for (const approval of run.pendingApprovals) pendingApprovals.push(await full(approval));
+  return { ...run, pendingApprovals };
 }
 
 export async function events(ctx: Context): Promise<ExitCode> {

@@ -26,6 +26,8 @@ const OUTCOME_EXIT: Record<string, ExitCode> = {
   timed_out: EXIT.timedOut,
 };
 const OPEN_TIMEOUT_MS = 15_000;
+/** How much of the log the watch reads between its `ack` frames. */
+const ACK_EVERY_BYTES = 256 * 1024;
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
 
@@ -144,6 +146,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface NodeWebSocket {
   close(code?: number): void;
+  send(data: string): void;
   addEventListener(type: "open", listener: () => void): void;
   addEventListener(type: "message", listener: (ev: { data: unknown }) => void): void;
   addEventListener(type: "close", listener: (ev: { code: number; reason: string }) => void): void;
@@ -180,14 +183,29 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
       OPEN_TIMEOUT_MS,
     );
     ws.addEventListener("open", () => clearTimeout(openTimer));
+    let unacked = 0;
     ws.addEventListener("message", (ev) => {
       if (settled) return;
       const parsed = parseFrame(ev.data);
       const frame = api.forTerminal ? terminalValue(parsed) : parsed;
-      if (frame?.type === "events" && Array.isArray(frame.events)) handlers.events(frame.events as RunEvent[]);
-      else if (frame?.type === "status" && typeof frame.status === "string") handlers.status(frame.status as RunStatus);
+      if (frame?.type === "events" && Array.isArray(frame.events)) {
+        const events = frame.events as RunEvent[];
+        handlers.events(events);
+        // Saying how far it has read keeps the edge sending (a viewer that never acks is closed
+        // with 4008 once it is VIEWER_BACKLOG_MAX_BYTES behind, and reconnects from here).
+        unacked += frameBytes(ev.data);
+        const last = events.at(-1);
+        if (last && unacked >= ACK_EVERY_BYTES) {
+          unacked = 0;
+          ws.send(JSON.stringify({ type: "ack", seq: last.seq }));
+        }
+      } else if (frame?.type === "status" && typeof frame.status === "string")
+        handlers.status(frame.status as RunStatus);
       else if (frame?.type === "end" && typeof frame.status === "string")
         settle({ kind: "end", status: frame.status as RunStatus });
+      // The edge stops sending to a viewer that fell behind (its close, 4008, can come late).
+      else if (frame?.type === "error" && frame.code === "viewer_behind")
+        settle({ kind: "dropped", reason: `the edge asked to reconnect (${String(frame.message)})` });
     });
     ws.addEventListener("close", (ev) =>
       settle({ kind: "dropped", reason: `socket closed ${ev.code}${ev.reason ? ` ${terminalText(ev.reason)}` : ""}` }),
@@ -197,6 +215,10 @@ function connect(api: Api, runId: string, after: number, handlers: FrameHandlers
     drop = (reason) => settle({ kind: "dropped", reason });
   });
   return { done, drop: (reason) => drop(reason) };
+}
+
+function frameBytes(data: unknown): number {
+  return typeof data === "string" ? data.length : data instanceof ArrayBuffer ? data.byteLength : 0;
 }
 
 function parseFrame(data: unknown): Record<string, unknown> | null {

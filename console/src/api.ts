@@ -121,6 +121,11 @@ export class Api {
     return this.call("POST", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`, body);
   }
 
+  /** One approval with its full request (the run record's summaries leave large ones out). */
+  approval(runId: string, requestId: string): Promise<ApprovalRecord> {
+    return this.call("GET", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`);
+  }
+
   cancel(runId: string, body: CancelBody): Promise<{ created: boolean; command: CommandRecord | null; run: unknown }> {
     return this.call("POST", `${path(runId)}/cancel`, body);
   }

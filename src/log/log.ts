@@ -82,7 +82,7 @@ interface RawPart extends Record<string, SqlStorageValue> {
 const MAX_BOUND_CHARS = 600_000;
 
 /** Bytes of `text` in UTF-8; ASCII text (most of it) is not encoded to learn that. */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   return NON_ASCII.test(text) ? encoder.encode(text).byteLength : text.length;
 }
 const NON_ASCII = /[\u0080-\uffff]/;

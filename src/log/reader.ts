@@ -58,12 +58,17 @@ export type ReadResult =
   | { kind: "gone" };
 
 /** One bounded read from a client offset, which must name an entry boundary of this log. */
-export function readPage(log: LogCore, offset: OffsetRef, json: boolean): PageRead {
+export function readPage(
+  log: LogCore,
+  offset: OffsetRef,
+  json: boolean,
+  maxBytes = LOG_READ_LIMITS.maxBytes,
+): PageRead {
   const resolved = log.resolve(offset);
   if (resolved.kind === "beyond_tail")
     return { kind: "bad_offset", message: "the offset is past the end of the stream" };
   if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
-  const page = log.readJoined(resolved.position, LOG_READ_LIMITS, json ? "," : "");
+  const page = log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, json ? "," : "");
   const { closed } = log.mustState();
   return {
     kind: "read",

@@ -35,6 +35,7 @@ import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
 import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
+import { runLimits } from "../run/run-limits.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { closeSocket } from "../run/run-sockets.ts";
@@ -60,7 +61,13 @@ export class RunObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     applyMigrations(ctx.storage, RUN_MIGRATIONS);
-    this.run = new RunOperations(ctx, this.waiters, (tenant) => tenantIndexStub(env, tenant), outboxDeliverer(env));
+    this.run = new RunOperations(
+      ctx,
+      this.waiters,
+      (tenant) => tenantIndexStub(env, tenant),
+      outboxDeliverer(env),
+      runLimits(env),
+    );
     // The alarm is set after each commit, not in it: an operation that committed and then died
     // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
     void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));
@@ -81,9 +88,7 @@ export class RunObject extends DurableObject<Env> {
 
   async events(after: number, limit: number): Promise<Result<EventsPage>> {
     return this.run.read((m) => {
-      const page = m.store.eventsAfter(after, limit + 1);
-      const hasMore = page.length > limit;
-      const events = hasMore ? page.slice(0, limit) : page;
+      const { events, hasMore } = m.store.eventsAfter(after, limit, this.run.limits.pageBytes);
       const last = events[events.length - 1];
       return { events, nextAfter: last ? last.seq : after, hasMore, status: m.mustLoad().status };
     });
@@ -103,6 +108,13 @@ export class RunObject extends DurableObject<Env> {
 
   approve(requestId: string, body: ApprovalBody): Promise<Result<{ created: boolean; approval: ApprovalRecord }>> {
     return this.run.operateOnLive((m) => m.resolveApproval(requestId, body));
+  }
+
+  /** One approval with its full request (the run record lists summaries). */
+  async approval(requestId: string): Promise<Result<ApprovalRecord>> {
+    const found = this.run.read((m) => m.approvals.find(requestId));
+    if (!found.ok) return found;
+    return found.value ? ok(found.value) : fail("not_found", `no approval request ${requestId} on this run`);
   }
 
   purge(): Promise<Result<{ status: RunStatus }>> {
@@ -183,7 +195,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** The log as a Durable Streams JSON-mode stream: one message per event, closed once terminal. */
   async readLog(request: ReadRequest): Promise<ReadResult> {
-    const read = (offset: ReadRequest["offset"]) => readRunLog(this.ctx.storage.sql, offset);
+    const read = (offset: ReadRequest["offset"]) => readRunLog(this.ctx.storage.sql, offset, this.run.limits.pageBytes);
     return readOrWait(read, request.offset, this.waiters, request.waitMs);
   }
 
@@ -231,9 +243,22 @@ export class RunObject extends DurableObject<Env> {
       const valid = this.run.checkToken(socket.token);
       if (!valid.ok) return failureResponse(valid);
     }
+    const { sockets, limits } = this.run;
+    if (socket.role === "viewer" && sockets.viewerCount() >= limits.viewers) {
+      const message = `the run has ${limits.viewers} viewers open (VIEWERS_PER_RUN_MAX); try again later`;
+      return failureResponse(fail("too_many_viewers", message));
+    }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    if (socket.role === "runner") this.run.sockets.acceptRunner(server, socket.token);
-    else attachViewer(this.run.sockets, found.value, server, socket);
+    if (socket.role === "runner") sockets.acceptRunner(server, socket.token);
+    else {
+      // The replay goes on after the upgrade is answered, a frame at a time (viewer-replay.ts).
+      const replay = attachViewer(this.run, found.value, server, socket).catch((error: unknown) => {
+        console.error("viewer replay failed", error);
+        sockets.forget(server);
+        closeSocket(server, 1011, "replay failed; reconnect from your last seq");
+      });
+      this.ctx.waitUntil(replay);
+    }
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -243,6 +268,7 @@ export class RunObject extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     // A runner that drops keeps its lease until it expires, so a brief network cut costs nothing.
+    this.run.sockets.forget(ws);
     closeSocket(ws, code === 1005 || code === 1006 ? CLOSE_NORMAL : code, reason);
   }
 

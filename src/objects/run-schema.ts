@@ -155,6 +155,16 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 `;
 
+/**
+ * Version 7, the claim-rate bound: the run's claim allowance (a token bucket, NULL: full) and
+ * when it was last counted, so a `hello` loop cannot grow the log (one `run.claimed` per claim)
+ * at any rate it likes.
+ */
+const RUN_SCHEMA_V7 = `
+ALTER TABLE run ADD COLUMN claim_tokens REAL;
+ALTER TABLE run ADD COLUMN claim_tokens_at INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
@@ -163,4 +173,5 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "commands delivered before generations bound to generation 1", sql: RUN_SCHEMA_V4 },
   { version: 5, name: "status version and revocable tokens", sql: RUN_SCHEMA_V5 },
   { version: 6, name: "pool runs and the outbox", sql: RUN_SCHEMA_V6 },
+  { version: 7, name: "claim-rate allowance", sql: RUN_SCHEMA_V7 },
 ];

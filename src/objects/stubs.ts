@@ -17,6 +17,7 @@ export type RunApi = Pick<
   | "command"
   | "cancel"
   | "approve"
+  | "approval"
   | "purge"
   | "runnerStatus"
   | "recover"

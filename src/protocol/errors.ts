@@ -31,6 +31,11 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   gone: 410,
   payload_too_large: 413,
+  quota_exceeded: 413,
+  too_many_viewers: 429,
+  viewer_behind: 409,
+  too_many_approvals: 429,
+  rate_limited: 429,
   too_many_tokens: 429,
   internal: 500,
 } as const;

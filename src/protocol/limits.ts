@@ -28,7 +28,37 @@ export const RUN_TOKENS_LIVE_MAX = 10_000;
 export const INTERACT_TOKEN_MAX_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** WebSocket close codes. */
 export const CLOSE_NORMAL = 1000;
+/** A runner hello refused by the claim-rate bound: reconnect later (the standard "try again later"). */
+export const CLOSE_TRY_AGAIN = 1013;
 export const CLOSE_FENCED = 4001;
 export const CLOSE_REJECTED = 4002;
 /** The socket's token was revoked or expired: reconnecting needs a new token. */
 export const CLOSE_CREDENTIAL = 4401;
+/**
+ * A viewer that fell too far behind (its unacknowledged backlog passed the bound) or a replay
+ * it did not keep up with: reconnect with `after` = the last seq it holds.
+ */
+export const CLOSE_RECONNECT = 4008;
+
+/**
+ * Per-run bounds, each overridable by the worker var named beside it (src/run/run-limits.ts);
+ * listed with their defaults in docs/SECURITY.md.
+ */
+export const RUN_LIMIT_DEFAULTS = {
+  /** READ_PAGE_MAX_BYTES: most event bytes one read carries (events page, replay frame, stream read). */
+  pageBytes: 4 * 1024 * 1024,
+  /** VIEWERS_PER_RUN_MAX: viewer sockets open on one run at once. */
+  viewers: 256,
+  /** VIEWER_BACKLOG_MAX_BYTES: event bytes sent to a viewer past its last `ack` before it is closed. */
+  viewerBacklogBytes: 16 * 1024 * 1024,
+  /** APPROVALS_PENDING_MAX: approvals pending on one run at once. */
+  pendingApprovals: 64,
+  /** RUN_LOG_MAX_BYTES: bytes of event JSON one run's log may hold. */
+  logBytes: 1024 * 1024 * 1024,
+  /** CLAIMS_PER_MINUTE: claims of one run a minute, sustained (a burst of as many is allowed). */
+  claimsPerMinute: 60,
+} as const;
+/** How long a replay waits for a viewer's `ack` once it has sent a full backlog. */
+export const REPLAY_ACK_WAIT_MS = 10_000;
+/** Request data at most this long (JSON bytes) travels inline in an approval summary. */
+export const APPROVAL_SUMMARY_DATA_BYTES = 2048;

@@ -16,7 +16,7 @@ export const Outcome = z
   .meta({
     id: "Outcome",
     description:
-      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined.",
+      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined, quota_exceeded.",
   });
 export type Outcome = z.infer<typeof Outcome>;
 
@@ -90,6 +90,22 @@ export const ApprovalRecord = z
   .meta({ id: "ApprovalRecord", description: "A tool call waiting for, or given, an operator's decision" });
 export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
 
+export const ApprovalSummary = z
+  .object({
+    requestId: z.string(),
+    state: ApprovalState,
+    requestedSeq: z.number().int().min(1),
+    createdAt: Timestamp,
+    expiresAt: Timestamp.optional(),
+    bytes: z.number().int().min(0).describe("Size of the request (`data`) as JSON"),
+    truncated: z
+      .boolean()
+      .describe("The request is too large to travel here: GET /v1/runs/{runId}/approvals/{requestId} has it"),
+    data: z.unknown().describe("The request when it is small (2 KiB of JSON at most); null when `truncated`"),
+  })
+  .meta({ id: "ApprovalSummary", description: "A pending approval as the run record lists it" });
+export type ApprovalSummary = z.infer<typeof ApprovalSummary>;
+
 export const NativeSession = z
   .object({ provider: z.string(), id: z.string() })
   .meta({ id: "NativeSession", description: "The provider's own session (codex thread, claude session)" });
@@ -148,7 +164,9 @@ export const RunRecord = z
     timeouts: Timeouts,
     retentionMs: z.number().int().min(1),
     metadata: z.record(z.string(), z.unknown()),
-    pendingApprovals: z.array(ApprovalRecord),
+    pendingApprovals: z
+      .array(ApprovalSummary)
+      .describe("At most APPROVALS_PENDING_MAX; the full request of each is behind its own route"),
     runner: z.object({
       id: z.union([z.string(), z.null()]),
       connected: z.boolean(),

@@ -4,13 +4,20 @@ import { ApprovalBody, CommandBody } from "./http.ts";
 import { ApprovalRecord, CommandRecord, RunEvent } from "./records.ts";
 import { RunStatus } from "./run.ts";
 
-/** Frames a viewer may send; only viewers whose token allows interaction. */
+/**
+ * Frames a viewer may send: `ack` (any viewer: the last seq it holds, which bounds its backlog),
+ * and commands and approvals from viewers whose token allows interaction.
+ */
 export const ViewerFrame = z
   .discriminatedUnion("type", [
+    z.object({ type: z.literal("ack"), seq: z.number().int().min(0) }).strict(),
     z.object({ type: z.literal("command"), command: CommandBody }).strict(),
     z.object({ type: z.literal("approval"), requestId: z.string().min(1).max(200), approval: ApprovalBody }).strict(),
   ])
-  .meta({ id: "ViewerFrame", description: "A frame an interacting viewer sends" });
+  .meta({
+    id: "ViewerFrame",
+    description: "A frame a viewer sends (commands and approvals: interacting viewers only)",
+  });
 export type ViewerFrame = z.infer<typeof ViewerFrame>;
 
 /**

@@ -54,12 +54,12 @@ apiRoute(
     tags,
     summary: "The viewer WebSocket: replay from `after`, then live",
     description:
-      "Frames: /schemas/viewer-frames.json. Viewers whose credential allows interaction may send commands and approvals on it. A GET without `Upgrade: websocket` is 400 once the run is known to exist.",
+      "Frames: /schemas/viewer-frames.json. The replay comes in frames of at most READ_PAGE_MAX_BYTES; a viewer acks what it has read (`ack {seq}`) and is closed with 4008 (reconnect from your last seq) once it is VIEWER_BACKLOG_MAX_BYTES behind. Viewers whose credential allows interaction may send commands and approvals on it. A GET without `Upgrade: websocket` is 400 once the run is known to exist; a run with VIEWERS_PER_RUN_MAX viewers open answers 429.",
     access: RUN_WATCHER,
     parameters: [upgradeHeader(true)],
     request: { params: RunParams, query: WatchQuery },
     responses: { 101: switching },
-    refusals: ["not_found", "gone"],
+    refusals: ["not_found", "gone", "too_many_viewers"],
   },
   async (c) => {
     const stub = runOf(c);

@@ -14,7 +14,8 @@ apiRoute(
     path: "/{runId}/events",
     tags: ["runs"],
     summary: "A page of the event log",
-    description: "Events with `seq > after`, at most `limit`. Pass `nextAfter` as the next `after`.",
+    description:
+      "Events with `seq > after`, at most `limit` and at most READ_PAGE_MAX_BYTES of them (default 4 MiB; at least one event), so a page may hold fewer than `limit` with `hasMore`. Pass `nextAfter` as the next `after`.",
     access: RUN_READER,
     request: { params: RunParams, query: EventsQuery },
     responses: { 200: jsonResponse(EventsPage, "The page") },

@@ -1,4 +1,9 @@
-import type { ApprovalRecord, ApprovalState } from "../protocol/index.ts";
+import {
+  APPROVAL_SUMMARY_DATA_BYTES,
+  type ApprovalRecord,
+  type ApprovalState,
+  type ApprovalSummary,
+} from "../protocol/index.ts";
 
 interface RawApproval extends Record<string, SqlStorageValue> {
   request_id: string;
@@ -10,6 +15,16 @@ interface RawApproval extends Record<string, SqlStorageValue> {
   created_at: number;
   expires_at: number | null;
   resolved_at: number | null;
+}
+
+interface RawSummary extends Record<string, SqlStorageValue> {
+  request_id: string;
+  state: string;
+  requested_seq: number;
+  created_at: number;
+  expires_at: number | null;
+  bytes: number;
+  data: string | null;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -103,10 +118,53 @@ export class ApprovalStore {
     return row ? row.generation : null;
   }
 
-  pending(): ApprovalRecord[] {
+  /**
+   * An approval refused as it was asked (the run had its most pending already): recorded as
+   * expired with `reason`, so a repeat of the request is not opened later. Its data stays in the
+   * log only.
+   */
+  insertRefused(requestId: string, requestedSeq: number, generation: number, reason: string, now: number): void {
+    this.sql.exec(
+      `INSERT INTO approvals (request_id, state, requested_seq, data, decision, reason, generation, created_at, resolved_at)
+       VALUES (?, 'expired', ?, 'null', 'deny', ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
+      requestId,
+      requestedSeq,
+      reason,
+      generation,
+      now,
+      now,
+    );
+  }
+
+  pendingCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM approvals WHERE state = 'pending'").one().n;
+  }
+
+  /**
+   * The pending approvals as the run record lists them: a request's data only when it is small,
+   * so the record stays small however large the requests (big data never leaves SQLite here).
+   */
+  pendingSummaries(): ApprovalSummary[] {
     return this.sql
-      .exec<RawApproval>("SELECT * FROM approvals WHERE state = 'pending' ORDER BY requested_seq")
+      .exec<RawSummary>(
+        `SELECT request_id, state, requested_seq, created_at, expires_at, length(CAST(data AS BLOB)) AS bytes,
+                CASE WHEN length(CAST(data AS BLOB)) <= ? THEN data END AS data
+         FROM approvals WHERE state = 'pending' ORDER BY requested_seq`,
+        APPROVAL_SUMMARY_DATA_BYTES,
+      )
       .toArray()
-      .map(toRecord);
+      .map((row) => {
+        const summary: ApprovalSummary = {
+          requestId: row.request_id,
+          state: row.state as ApprovalState,
+          requestedSeq: row.requested_seq,
+          createdAt: iso(row.created_at),
+          bytes: row.bytes,
+          truncated: row.data === null,
+          data: row.data === null ? null : JSON.parse(row.data),
+        };
+        if (row.expires_at !== null) summary.expiresAt = iso(row.expires_at);
+        return summary;
+      });
   }
 }

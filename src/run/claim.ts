@@ -6,6 +6,7 @@ import {
   type RunStatus,
 } from "../protocol/index.ts";
 import { notifyDispatcher } from "./pool-run.ts";
+import { exceedQuota } from "./quota.ts";
 import { claimTarget, leaveRecovery } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 
@@ -22,7 +23,9 @@ export type ClaimVerdict =
   /** No claim, epoch unchanged: the run is terminal, or recovering in a way this hello does not match. */
   | { kind: "rejected"; reason: RejectReason; status: RunStatus; mode?: RecoveryMode }
   /** Another runner claimed since the epoch this one held, or it serves an older generation. */
-  | { kind: "fenced"; epoch: number };
+  | { kind: "fenced"; epoch: number }
+  /** The claim allowance (CLAIMS_PER_MINUTE) is used up: nothing changed; try again later. */
+  | { kind: "rate_limited" };
 
 export interface Hello {
   runnerId: string;
@@ -58,12 +61,18 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
     return { kind: "rejected", reason: target.reason, status: run.status, ...mode };
   }
   const now = machine.now;
+  // Each claim appends run.claimed: a log already at its quota ends the run instead.
+  if (machine.store.logBytes() >= machine.limits.logBytes) {
+    exceedQuota(machine);
+    return { kind: "rejected", reason: "terminal-run", status: "failed" };
+  }
+  if (!machine.store.countClaim(now, machine.limits.claimsPerMinute)) return { kind: "rate_limited" };
   const { generation } = target;
   if (generation !== run.generation) machine.store.setGeneration(generation);
   const epoch = machine.store.claim(hello.runnerId, generation, now);
   const unknown = machine.commands.markUnconfirmedUnknown(now);
   if (target.start !== null) leaveRecovery(machine, run, { generation, start: target.start }, epoch);
-  machine.setStatus(machine.approvals.pending().length > 0 ? "waiting" : "running");
+  machine.setStatus(machine.approvals.pendingCount() > 0 ? "waiting" : "running");
   machine.timers.clear("claim");
   machine.timers.clear("takeover");
   machine.timers.set("lease", now + run.timeouts.heartbeatMs);

@@ -1,11 +1,13 @@
 import type { Result } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
+import type { RunLimits } from "./run-limits.ts";
 import type { RunSockets } from "./run-sockets.ts";
 import type { PresentedToken } from "./token-store.ts";
 
 /** What socket frame handlers need from the object that owns the run. */
 export interface RunHost {
   readonly sockets: RunSockets;
+  readonly limits: RunLimits;
   /**
    * Runs `step` in one storage transaction, then delivers its effects. A step that returns a
    * Failure is rolled back whole, so a refused request never leaves a partial write.

@@ -6,11 +6,11 @@ import { RunStore } from "./store.ts";
  * The run's log read as a Durable Streams JSON-mode stream: one message per event (its stored
  * JSON, byte for byte what viewers get), closed once the run is terminal.
  */
-export function readRunLog(sql: SqlStorage, offset: OffsetRef): ReadResult {
+export function readRunLog(sql: SqlStorage, offset: OffsetRef, maxBytes: number): ReadResult {
   const store = new RunStore(sql);
   const run = store.load();
   if (!run || run.purgedAt !== null) return { kind: "not_found" };
-  const page = readPage(store.log, offset, true);
+  const page = readPage(store.log, offset, true, maxBytes);
   if (page.kind !== "read") return page;
   return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
 }

@@ -1,3 +1,4 @@
+import { LOG_START } from "../log/offsets.ts";
 import type { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
@@ -5,6 +6,7 @@ import type { RunHost } from "./host.ts";
 import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
 import { type Deliver, Outbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
+import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./run-sockets.ts";
 import { RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
@@ -28,6 +30,7 @@ class Refused extends Error {
  */
 export class RunOperations implements RunHost {
   readonly sockets: RunSockets;
+  readonly limits: RunLimits;
   private readonly storage: DurableObjectStorage;
   private readonly waiters: LogWaiters;
   private readonly tenantIndex: (tenant: string) => TenantIndexApi;
@@ -41,8 +44,10 @@ export class RunOperations implements RunHost {
     waiters: LogWaiters,
     tenantIndex: (tenant: string) => TenantIndexApi,
     deliver: Deliver,
+    limits: RunLimits,
   ) {
-    this.sockets = new RunSockets(ctx);
+    this.limits = limits;
+    this.sockets = new RunSockets(ctx, limits.viewerBacklogBytes);
     this.storage = ctx.storage;
     this.waiters = waiters;
     this.tenantIndex = tenantIndex;
@@ -64,7 +69,7 @@ export class RunOperations implements RunHost {
       throw error;
     }
     const run = machine.run();
-    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status);
+    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.store.log.state()?.tail ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await scheduleAlarm(this.storage, machine.timers);
     if (machine.effects.statusChanged) await syncTenantIndex(this.storage, this.tenantIndex);
@@ -129,7 +134,7 @@ export class RunOperations implements RunHost {
   }
 
   private machine(): RunMachine {
-    return new RunMachine(this.storage.sql, Date.now(), () => this.runnerConnected());
+    return new RunMachine(this.storage.sql, Date.now(), () => this.runnerConnected(), this.limits);
   }
 
   private runnerConnected(): boolean {

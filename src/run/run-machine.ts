@@ -6,6 +6,7 @@ import {
   type CommandType,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
+  type ErrorCode,
   fail,
   isTerminal,
   ok,
@@ -23,8 +24,12 @@ import { type CommandBodyFields, CommandStore, commandFrame } from "./command-st
 import { type Effects, noEffects } from "./effects.ts";
 import { Outbox } from "./outbox.ts";
 import { notifyDispatcher, poolFields, recoveryPolicyOf } from "./pool-run.ts";
+import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+
+/** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
+const REFUSED_APPROVAL = "too_many_approvals" satisfies ErrorCode;
 
 /** Ids the object gives its own commands start with "~", which client command ids cannot. */
 export const DEFAULT_CANCEL_ID = "~cancel";
@@ -54,10 +59,12 @@ export class RunMachine {
   readonly outbox: Outbox;
 
   readonly now: number;
+  readonly limits: RunLimits;
   private readonly runnerConnected: () => boolean;
 
-  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean) {
+  constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean, limits: RunLimits = runLimits({})) {
     this.now = now;
+    this.limits = limits;
     this.runnerConnected = runnerConnected;
     this.store = new RunStore(sql);
     this.commands = new CommandStore(sql);
@@ -102,7 +109,7 @@ export class RunMachine {
       timeouts: run.timeouts,
       retentionMs: run.retentionMs,
       metadata: run.metadata,
-      pendingApprovals: this.approvals.pending(),
+      pendingApprovals: this.approvals.pendingSummaries(),
       runner: {
         id: run.runnerId,
         connected: this.runnerConnected(),
@@ -308,7 +315,7 @@ export class RunMachine {
     // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
     const asked = this.approvals.generationOf(requestId) ?? run.generation;
     if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
-    if (run.status === "waiting" && this.approvals.pending().length === 0) this.setStatus("running");
+    if (run.status === "waiting" && this.approvals.pendingCount() === 0) this.setStatus("running");
     return approval;
   }
 
@@ -317,7 +324,7 @@ export class RunMachine {
     this.timers.set("lease", this.now + run.timeouts.heartbeatMs);
     if (run.status !== "stalled") return;
     this.timers.clear("takeover");
-    this.setStatus(this.approvals.pending().length > 0 ? "waiting" : "running");
+    this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");
     this.control(run.epoch, "run.resumed", { epoch: run.epoch });
   }
 
@@ -336,10 +343,25 @@ export class RunMachine {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return;
     if (this.approvals.find(requestId)) return;
     const run = this.mustLoad();
+    if (this.approvals.pendingCount() >= this.limits.pendingApprovals) {
+      this.refuseApproval(run, requestId, seq);
+      return;
+    }
     const expiresAt = this.now + run.timeouts.approvalMs;
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+  }
+
+  /**
+   * The run already has its most pending approvals (APPROVALS_PENDING_MAX): the request is denied
+   * at once, as an expiry the runner is told of, so the agent goes on and the run stays healthy.
+   */
+  private refuseApproval(run: RunRow, requestId: string, seq: number): void {
+    const fields = { requestId, decision: "deny" as const, reason: REFUSED_APPROVAL };
+    this.approvals.insertRefused(requestId, seq, run.generation, REFUSED_APPROVAL, this.now);
+    this.control(run.epoch, "approval.expired", fields);
+    this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, run.generation);
   }
 
   private noticeSession(data: unknown): void {

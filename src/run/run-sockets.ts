@@ -1,8 +1,10 @@
+import type { LogPosition } from "../log/offsets.ts";
 import {
   type Failure,
   CLOSE_CREDENTIAL,
   CLOSE_FENCED,
   CLOSE_NORMAL,
+  CLOSE_RECONNECT,
   CLOSE_REJECTED,
   isTerminal,
   type RunStatus,
@@ -11,6 +13,7 @@ import {
 } from "../protocol/index.ts";
 import type { Effects } from "./effects.ts";
 import { eventJson } from "./store.ts";
+import { ViewerFlows } from "./viewer-flow.ts";
 import type { PresentedToken } from "./token-store.ts";
 
 /**
@@ -57,13 +60,20 @@ export function closeSocket(ws: WebSocket, code: number, reason: string): void {
 
 /**
  * The live sockets of one run, accepted through the hibernation API and grouped by role with its
- * tags, and the delivery of what each committed operation produced to them.
+ * tags, and the delivery of what each committed operation produced to them. A viewer still being
+ * replayed to (viewer-replay.ts) gets no live frames: its replay reads them from the log.
  */
 export class RunSockets {
   private readonly ctx: DurableObjectState;
+  readonly flows: ViewerFlows;
+  /** Hibernatable viewers whose replay has not reached the tail yet. */
+  private readonly replaying = new Set<WebSocket>();
+  /** Viewers of a finished run, replayed to without the hibernation API (see viewer-replay.ts). */
+  private readonly plainViewers = new Set<WebSocket>();
 
-  constructor(ctx: DurableObjectState) {
+  constructor(ctx: DurableObjectState, maxViewerBacklog: number) {
     this.ctx = ctx;
+    this.flows = new ViewerFlows(maxViewerBacklog);
   }
 
   /** A runner socket; it holds no claim until its `hello`. */
@@ -84,9 +94,45 @@ export class RunSockets {
     } satisfies SocketAttachment);
   }
 
+  /** A viewer of a run still going: it replays first, and takes live frames once `goLive`. */
   acceptViewer(ws: WebSocket, interact: boolean, token: SocketCredential): void {
     this.ctx.acceptWebSocket(ws, ["viewer"]);
     ws.serializeAttachment({ role: "viewer", interact, token } satisfies SocketAttachment);
+    this.replaying.add(ws);
+  }
+
+  /** A viewer of a finished run: replayed to and closed, never hibernated. */
+  acceptPlainViewer(ws: WebSocket): void {
+    ws.accept();
+    this.plainViewers.add(ws);
+  }
+
+  /** The viewer's replay reached the tail: from now on it gets every committed event live. */
+  goLive(ws: WebSocket): void {
+    this.replaying.delete(ws);
+  }
+
+  /** Viewer sockets open on the run, replaying or live. */
+  viewerCount(): number {
+    return this.viewers().length + this.plainViewers.size;
+  }
+
+  /** A socket closed: drop what was kept for it. */
+  forget(ws: WebSocket): void {
+    this.replaying.delete(ws);
+    this.plainViewers.delete(ws);
+    this.flows.forget(ws);
+  }
+
+  /**
+   * Closes a viewer that fell behind: it reconnects from the last seq it holds. The error frame
+   * says so first, since a hibernatable socket's close can reach a real client seconds late.
+   */
+  closeBehind(ws: WebSocket, why: string): void {
+    this.forget(ws);
+    const message = `${why}; reconnect from your last seq`;
+    send(ws, { type: "error", code: "viewer_behind", message });
+    closeSocket(ws, CLOSE_RECONNECT, message.slice(0, 120));
   }
 
   /**
@@ -131,13 +177,24 @@ export class RunSockets {
     }
   }
 
-  /** Delivers what a committed operation produced, in the order viewers must see it. */
-  deliver(effects: Effects, epoch: number, status: RunStatus): void {
-    const viewers = this.viewers();
+  /**
+   * Delivers what a committed operation produced, in the order viewers must see it. `tail`: the
+   * log's tail after it, where each live viewer's backlog now ends.
+   */
+  deliver(effects: Effects, epoch: number, status: RunStatus, tail: LogPosition): void {
+    let viewers = this.viewers().filter((ws) => !this.replaying.has(ws));
     if (effects.appended.length > 0) {
       // JSON.stringify of the frame, from each event's JSON as it was stored.
       const frame = `{"type":"events","events":[${effects.appended.map(eventJson).join(",")}]}`;
-      for (const ws of viewers) sendRaw(ws, frame);
+      viewers = viewers.filter((ws) => {
+        // A viewer first counted now (the object woke from hibernation) starts at this tail.
+        if (!this.flows.trySend(ws, tail.pos, tail.pos)) {
+          this.closeBehind(ws, `over ${this.flows.maxBacklog} bytes sent past your last ack`);
+          return false;
+        }
+        sendRaw(ws, frame);
+        return true;
+      });
     }
     const runner = this.currentRunner(epoch);
     if (runner) for (const frame of effects.runnerFrames) send(runner, frame);

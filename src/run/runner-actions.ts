@@ -10,6 +10,7 @@ import {
 } from "../protocol/index.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
+import { exceedQuota, overQuota } from "./quota.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 
@@ -29,6 +30,8 @@ function lapsed(run: RunRow, epoch: number): StaleEpoch | null {
 export type BatchVerdict =
   | StaleEpoch
   | { kind: "terminal"; status: RunStatus }
+  /** The batch would pass the run's byte quota: nothing stored, the run failed `quota_exceeded`. */
+  | { kind: "quota_exceeded" }
   /** Stored what was new; `stoppedAt` is the gap or conflict that ended the batch early. */
   | { kind: "stored"; highestSourceSeq: number; stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null };
 
@@ -74,7 +77,12 @@ export function storeBatch(
     agentTime: parseTime(event.time),
   }));
   if (drafts.length > 0 && runner) {
-    const appended = machine.store.appendEvents(drafts, { generation, state: runner });
+    const events = machine.store.toEvents(drafts);
+    if (overQuota(machine, events)) {
+      exceedQuota(machine);
+      return { kind: "quota_exceeded" };
+    }
+    const appended = machine.store.appendEvents(drafts, { generation, state: runner }, events);
     machine.effects.appended.push(...appended);
     for (const event of appended) machine.noticeRunnerEvent(event.seq, event);
   }

@@ -1,4 +1,11 @@
-import { CLOSE_FENCED, CLOSE_REJECTED, ok, type RejectReason, type RunnerFrame } from "../protocol/index.ts";
+import {
+  CLOSE_FENCED,
+  CLOSE_REJECTED,
+  CLOSE_TRY_AGAIN,
+  ok,
+  type RejectReason,
+  type RunnerFrame,
+} from "../protocol/index.ts";
 import { claimRun, type Hello } from "./claim.ts";
 import { commandFrame } from "./command-store.ts";
 import type { RunHost } from "./host.ts";
@@ -32,6 +39,8 @@ export async function handleRunnerFrame(
       if (!result.ok) return sendFailure(ws, result);
       const verdict = result.value;
       if (verdict.kind === "stale_epoch") return fence(host, ws, verdict.epoch);
+      // The runner was told (an error frame, then `rejected`) as the run failed.
+      if (verdict.kind === "quota_exceeded") return;
       if (verdict.kind === "terminal") {
         return send(ws, {
           type: "error",
@@ -75,6 +84,11 @@ async function hello(host: RunHost, ws: WebSocket, claimant: Hello): Promise<voi
   if (!result.ok) return sendFailure(ws, result);
   const verdict = result.value;
   if (verdict.kind === "fenced") return fence(host, ws, verdict.epoch);
+  if (verdict.kind === "rate_limited") {
+    const message = `run claimed faster than ${host.limits.claimsPerMinute} times a minute (CLAIMS_PER_MINUTE); try again later`;
+    send(ws, { type: "error", code: "rate_limited", message });
+    return closeSocket(ws, CLOSE_TRY_AGAIN, "claim rate exceeded; try again later");
+  }
   if (verdict.kind === "rejected") {
     const mode = verdict.mode === undefined ? {} : { mode: verdict.mode };
     send(ws, { type: "rejected", reason: verdict.reason, status: verdict.status, ...mode });

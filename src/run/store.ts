@@ -125,7 +125,6 @@ export interface EventDraft {
 
 const decoder = new TextDecoder();
 const parseOrNull = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-const ALL_BYTES = Number.MAX_SAFE_INTEGER;
 
 /** Each appended event's JSON, serialised once for its log entry and reused for live viewers. */
 const serialised = new WeakMap<RunEvent, string>();
@@ -305,14 +304,10 @@ export class RunStore {
     return this.appendEvents([event])[0] as RunEvent;
   }
 
-  /**
-   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq and
-   * generation; `runner` is that generation's producer state their verdicts accepted, recorded in
-   * the same transaction.
-   */
-  appendEvents(drafts: readonly EventDraft[], runner?: { generation: number; state: ProducerState }): RunEvent[] {
+  /** The events `drafts` become at the next seqs, not yet stored. */
+  toEvents(drafts: readonly EventDraft[]): RunEvent[] {
     let seq = this.log.mustState().tail.seq;
-    const events = drafts.map((draft): RunEvent => {
+    return drafts.map((draft): RunEvent => {
       seq += 1;
       return {
         seq,
@@ -325,6 +320,41 @@ export class RunStore {
         ...(draft.agentTime == null ? {} : { agentTime: new Date(draft.agentTime).toISOString() }),
       };
     });
+  }
+
+  /** Bytes the log holds: every stored event's JSON. */
+  logBytes(): number {
+    return this.log.mustState().tail.pos;
+  }
+
+  /**
+   * Spends one claim of an allowance of `perMinute` claims a minute (a token bucket holding at
+   * most `perMinute`, stored with the run): false, and nothing spent, when it is used up. A burst
+   * of reconnects is allowed; a loop of them is held to the rate.
+   */
+  countClaim(now: number, perMinute: number): boolean {
+    const row = this.sql
+      .exec<{ tokens: number | null; at: number }>(
+        "SELECT claim_tokens AS tokens, claim_tokens_at AS at FROM run WHERE singleton = 1",
+      )
+      .one();
+    const refill = (Math.max(0, now - row.at) * perMinute) / 60_000;
+    const tokens = Math.min(perMinute, (row.tokens ?? perMinute) + refill);
+    if (tokens < 1) return false;
+    this.sql.exec("UPDATE run SET claim_tokens = ?, claim_tokens_at = ? WHERE singleton = 1", tokens - 1, now);
+    return true;
+  }
+
+  /**
+   * Appends events at the next seqs in one pass. Runner events carry their sourceSeq and
+   * generation; `runner` is that generation's producer state their verdicts accepted, recorded in
+   * the same transaction. `events` are the drafts as toEvents made them, when the caller has them.
+   */
+  appendEvents(
+    drafts: readonly EventDraft[],
+    runner?: { generation: number; state: ProducerState },
+    events: RunEvent[] = this.toEvents(drafts),
+  ): RunEvent[] {
     this.log.appendTexts(
       events.map((event, index) => ({
         text: eventJson(event),
@@ -349,12 +379,15 @@ export class RunStore {
     return { type, data };
   }
 
-  eventsAfter(after: number, limit: number): RunEvent[] {
+  /**
+   * Events with seq > `after`: at most `limit` of them and about `maxBytes` of JSON (one event
+   * past the byte bound at most, so a page always makes progress). `hasMore` while the log goes on.
+   */
+  eventsAfter(after: number, limit: number, maxBytes: number): { events: RunEvent[]; hasMore: boolean } {
     const from = this.log.position(after);
-    if (!from) return [];
-    return this.log
-      .read(from, { maxBytes: ALL_BYTES, maxEntries: limit })
-      .entries.map((entry) => decodeEvent(entry.body));
+    if (!from) return { events: [], hasMore: false };
+    const page = this.log.read(from, { maxBytes, maxEntries: limit });
+    return { events: page.entries.map((entry) => decodeEvent(entry.body)), hasMore: !page.upToDate };
   }
 
   /** Drops everything but the run row, which stays as a tombstone. */

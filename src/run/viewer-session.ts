@@ -10,6 +10,15 @@ export async function handleViewerFrame(
   interact: boolean,
   frame: ViewerFrame,
 ): Promise<void> {
+  if (frame.type === "ack") {
+    // Any viewer may say how far it has read; that is what bounds its backlog (viewer-flow.ts).
+    const position = host.read((m) => {
+      const tail = m.store.log.mustState().tail;
+      return frame.seq >= tail.seq ? tail : m.store.log.position(frame.seq);
+    });
+    if (position.ok && position.value) host.sockets.flows.ack(ws, position.value.pos);
+    return;
+  }
   if (!interact) {
     return send(ws, { type: "error", code: "forbidden", message: "this viewer token cannot send commands" });
   }

@@ -1,4 +1,4 @@
-import type { LogCore } from "../log/log.ts";
+import type { LogCore, LogEntry } from "../log/log.ts";
 import type { LogPosition } from "../log/offsets.ts";
 import { fail, ok, type Result } from "../protocol/index.ts";
 import { isJsonType, mediaType } from "./content.ts";
@@ -60,8 +60,17 @@ function subOffsetPrefix(
   const tail = log.mustState().tail;
   if (point.seq >= tail.seq) return null;
   const end = forks.appendEnd(point.seq + 1);
-  // One append is at most a request body (16 MiB), so it is read whole.
-  const entries = log.read(point, { maxBytes: Number.MAX_SAFE_INTEGER, maxEntries: end - point.seq }).entries;
+  // Read in bounded pages, and only as far as the prefix needs: `subOffset` messages or bytes.
+  const entries: LogEntry[] = [];
+  let bytes = 0;
+  let at = point;
+  while (at.seq < end && (json ? entries.length : bytes) < subOffset) {
+    const page = log.read(at, { ...PAGE_LIMITS, maxEntries: Math.min(PAGE_LIMITS.maxEntries, end - at.seq) });
+    if (page.entries.length === 0) break;
+    entries.push(...page.entries);
+    for (const entry of page.entries) bytes += entry.body.byteLength;
+    at = page.next;
+  }
   if (json) {
     if (subOffset > entries.length) return null;
     return entries.slice(0, subOffset).map((entry) => entry.body);

@@ -125,6 +125,19 @@ describe("get", () => {
     expect(rest).toEqual([]);
     expect(stable(record as RunRecord)).toEqual(stable(await edge.api.getRun(created.id)));
   });
+
+  test("a pending approval too large for the record is fetched from its own route and shown", async () => {
+    const { run: created, runner } = await edge.claimedRun({ runId: "g-2" });
+    const patch = `--- a/x\n+++ b/x\n${"+ line\n".repeat(2000)}`;
+    await runner.emit([{ type: "approval.requested", data: { requestId: "r-big", toolName: "apply_patch", patch } }]);
+    const record = await edge.api.getRun(created.id);
+    expect(record.pendingApprovals).toMatchObject([{ requestId: "r-big", truncated: true, data: null }]);
+    const out = await run(["get", created.id]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(
+      /^ {2}r-big {2}asked at seq 3 · expires in \S+ \S+ {2}\{"toolName":"apply_patch","patch":"--- a\/x/m,
+    );
+  });
 });
 
 describe("events", () => {

@@ -142,6 +142,24 @@ describe("run page, steering", () => {
   });
 });
 
+describe("run page, large approval requests", () => {
+  it("a request too large for the run record is fetched from its own route and shown on its card", async () => {
+    const created = await t.alpha.create("steer-large");
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const patch = `--- a/app.ts\n+++ b/app.ts\n${"+ added line\n".repeat(1500)}`;
+    await runner.send([{ type: "approval.requested", data: { requestId: "patch-1", tool: "apply_patch", patch } }]);
+    expect((await t.alpha.ok("GET", "/v1/runs/steer-large")).pendingApprovals).toMatchObject([
+      { requestId: "patch-1", truncated: true, data: null },
+    ]);
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    await page.goto(t.url("/runs/steer-large"));
+    const card = page.locator("li.approval[data-request-id='patch-1']");
+    await card.locator("dd", { hasText: "apply_patch" }).waitFor();
+    await expect(card.locator("dd", { hasText: "--- a/app.ts" }).textContent()).resolves.toContain("+ added line");
+  });
+});
+
 describe("share links", () => {
   it("a read-only share link shows the run and no controls; the server refuses its writes", async () => {
     const { page: operator } = await t.browser.open({ apiKey: ALPHA });

@@ -51,6 +51,7 @@ async function snapshot(runId: string) {
  * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
  */
 function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  revertClaimAllowance(sql);
   revertPoolMigration(sql);
   revertMigration5(sql);
   for (const table of ["recovery_decisions", "checkpoint", "checkpoint_uploads", "checkpoint_chunks"]) {
@@ -66,6 +67,12 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   );
   if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
   else sql.exec("DROP TABLE schema_migrations");
+}
+
+/** Undoes migration 7 (the claim-rate allowance). */
+function revertClaimAllowance(sql: SqlStorage): void {
+  sql.exec("ALTER TABLE run DROP COLUMN claim_tokens");
+  sql.exec("ALTER TABLE run DROP COLUMN claim_tokens_at");
 }
 
 /** Undoes migration 6 (pool runs and the outbox), as a run written before it had it. */
@@ -224,6 +231,7 @@ describe("schema migrations", () => {
     // As migrations 2 and 3 left a run older than them: no command bound, migration 4 not applied.
     await runInDurableObject(runObject(live.runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
+      revertClaimAllowance(state.storage.sql);
       revertPoolMigration(state.storage.sql);
       revertMigration5(state.storage.sql);
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 3");

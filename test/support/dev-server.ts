@@ -9,11 +9,14 @@ export interface UsedDevServer {
   readonly api: Api;
 }
 
-/** One real `wrangler dev` for a test file: started before its tests, stopped after them. */
-export function useDevServer(): UsedDevServer {
+/**
+ * One real `wrangler dev` for a test file: started before its tests, stopped after them. `vars`
+ * override the worker's vars (e.g. a lowered per-run bound).
+ */
+export function useDevServer(vars: Record<string, string> = {}): UsedDevServer {
   let server: DevServer | undefined;
   beforeAll(async () => {
-    server = await startWranglerDev();
+    server = await startWranglerDev(vars);
   });
   afterAll(async () => {
     await server?.stop();

@@ -1,6 +1,6 @@
 import { Fragment } from "preact";
-import { useState } from "preact/hooks";
-import type { ApprovalRecord } from "../../../src/protocol/index.ts";
+import { useEffect, useState } from "preact/hooks";
+import type { ApprovalSummary } from "../../../src/protocol/index.ts";
 import { type Api, ApiError } from "../api.ts";
 import { absoluteTime, prettyJson, relativeTime } from "../format.ts";
 import { type Note, Notice, ReasonInput } from "./action-parts.tsx";
@@ -9,7 +9,7 @@ import { type Note, Notice, ReasonInput } from "./action-parts.tsx";
 export interface ApprovalsProps {
   api: Api;
   runId: string;
-  approvals: readonly ApprovalRecord[];
+  approvals: readonly ApprovalSummary[];
   canDecide: boolean;
   now: number;
   /** Called after a decision (or a refusal), so the page re-reads the run. */
@@ -63,8 +63,36 @@ function RequestData({ data }: { data: unknown }) {
   return <pre class="json approval-data">{prettyJson(data)}</pre>;
 }
 
+/**
+ * The request of an approval: inline in its summary when small, else fetched from its own route
+ * (GET /v1/runs/:runId/approvals/:requestId) once the card shows.
+ */
+function useRequest(api: Api, runId: string, approval: ApprovalSummary): { data: unknown } | { failed: string } | null {
+  const [fetched, setFetched] = useState<{ data: unknown } | { failed: string } | null>(null);
+  const { truncated, requestId } = approval;
+  useEffect(() => {
+    if (!truncated) return;
+    let live = true;
+    api
+      .approval(runId, requestId)
+      .then((full) => live && setFetched({ data: full.data }))
+      .catch((error: unknown) => live && setFetched({ failed: (error as Error).message }));
+    return () => {
+      live = false;
+    };
+  }, [api, runId, requestId, truncated]);
+  return truncated === true ? fetched : { data: approval.data };
+}
+
+function Request(props: { api: Api; runId: string; approval: ApprovalSummary }) {
+  const request = useRequest(props.api, props.runId, props.approval);
+  if (request === null) return <p class="muted">Loading the request ({props.approval.bytes} bytes)…</p>;
+  if ("failed" in request) return <p class="notice warn">Could not load the request: {request.failed}</p>;
+  return <RequestData data={request.data} />;
+}
+
 type CardProps = Omit<ApprovalsProps, "approvals"> & {
-  approval: ApprovalRecord;
+  approval: ApprovalSummary;
   note: Note | undefined;
   setNote: (note: Note | null) => void;
 };
@@ -116,7 +144,7 @@ function ApprovalCard(props: CardProps) {
           </span>
         )}
       </div>
-      <RequestData data={approval.data} />
+      <Request api={props.api} runId={props.runId} approval={approval} />
       {expired && <p class="notice warn">This approval has expired; the agent was told no.</p>}
       {props.canDecide && !expired && !decided && (
         <div class="approval-actions">

@@ -25,6 +25,7 @@ export const PAGE_SIZE = 500;
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 8000;
 const HANDSHAKE_TIMEOUT_MS = 20_000;
+const ACK_EVERY_BYTES = 256 * 1024;
 
 export class RunFeed {
   events: RunEvent[] = [];
@@ -32,6 +33,8 @@ export class RunFeed {
   private start = 0;
   private socket: WebSocket | null = null;
   private frames: Promise<void> = Promise.resolve();
+  /** Bytes of events frames read since the last `ack`. */
+  private unacked = 0;
   private attempts = 0;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private earlier: Promise<void> | null = null;
@@ -97,13 +100,19 @@ export class RunFeed {
   private async fetchEarlier(): Promise<void> {
     const before = this.start;
     const after = Math.max(0, before - PAGE_SIZE);
-    const page = await this.api.events(this.runId, after, before - after);
-    if (this.disposed || this.start !== before) return;
-    const expected = page.events.every((event, i) => event.seq === after + 1 + i);
-    if (!expected || page.events.length !== before - after) {
-      throw new ApiError(0, "inconsistent", `events ${after + 1}..${before} came back incomplete`);
+    // A page is bounded in bytes as well as count: read on until the range is whole.
+    const earlier: RunEvent[] = [];
+    while (after + earlier.length < before) {
+      const from = after + earlier.length;
+      const page = await this.api.events(this.runId, from, before - from);
+      if (this.disposed || this.start !== before) return;
+      const expected = page.events.every((event, i) => event.seq === from + 1 + i);
+      if (!expected || page.events.length === 0) {
+        throw new ApiError(0, "inconsistent", `events ${after + 1}..${before} came back incomplete`);
+      }
+      earlier.push(...page.events);
     }
-    this.events = page.events.concat(this.events);
+    this.events = earlier.concat(this.events);
     this.start = after;
     this.listener.reset();
   }
@@ -158,6 +167,7 @@ export class RunFeed {
       `${scheme}://${location.host}/v1/runs/${encodeURIComponent(this.runId)}/watch?${query}`,
     );
     this.socket = socket;
+    this.unacked = 0;
     const handshake = setTimeout(
       () => socket.readyState === WebSocket.CONNECTING && socket.close(),
       HANDSHAKE_TIMEOUT_MS,
@@ -186,17 +196,35 @@ export class RunFeed {
     } catch {
       return;
     }
-    if (frame.type === "events") await this.accept(frame.events);
-    else if (frame.type === "status") {
+    if (frame.type === "events") {
+      await this.accept(frame.events);
+      this.acknowledge(socket, raw.length);
+    } else if (frame.type === "status") {
       // The replay is done: from here on the socket is live.
       this.attempts = 0;
       this.listener.live("live");
       this.listener.status(frame.status);
+    } else if (frame.type === "error" && frame.code === "viewer_behind") {
+      // The edge sends nothing more on this socket (its close, 4008, can come late): reconnect now.
+      this.socket = null;
+      socket.close();
+      this.retryAfter(null);
     } else if (frame.type === "end") {
       this.ended = true;
       this.listener.live("ended");
       this.listener.status(frame.status);
     }
+  }
+
+  /**
+   * Tells the edge how far this page has read, every ACK_EVERY_BYTES: a viewer that never acks is
+   * closed (4008) once it is VIEWER_BACKLOG_MAX_BYTES behind, and reconnects from its last seq.
+   */
+  private acknowledge(socket: WebSocket, bytes: number): void {
+    this.unacked += bytes;
+    if (this.unacked < ACK_EVERY_BYTES || socket.readyState !== WebSocket.OPEN) return;
+    this.unacked = 0;
+    socket.send(JSON.stringify({ type: "ack", seq: this.lastSeq }));
   }
 
   /** Backs off, checks the run still answers, then reconnects from the last seq held. */

@@ -162,6 +162,14 @@ describe("operators, as documented", () => {
     runner.close();
   });
 
+  it("one approval: 200 with the full request, 404 for a request the run never had", async () => {
+    const { run, runner } = await waitingRun();
+    const read = (requestId: string) => api.send("get", `${RUN}/approvals/{requestId}`, { runId: run.id, requestId });
+    expect((await read("req-1")).body).toMatchObject({ requestId: "req-1", state: "pending", data: { tool: "shell" } });
+    expect((await read("nope")).body.error.code).toBe("not_found");
+    runner.close();
+  });
+
   it("cancel: 202 with the run, then 200; a viewer token without interact 403", async () => {
     const { run, viewerToken } = await createRun();
     expect((await api.send("post", `${RUN}/cancel`, { runId: run.id }, { key: viewerToken })).status).toBe(403);

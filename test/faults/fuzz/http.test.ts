@@ -77,6 +77,8 @@ const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
   ["POST", "/{id}/commands", "command"],
   ["POST", "/{id}/approvals/req-1", "approval"],
   ["POST", "/{id}/approvals/{junk}", "approval"],
+  ["GET", "/{id}/approvals/req-1", "none"],
+  ["GET", "/{id}/approvals/{junk}", "none"],
   ["POST", "/{id}/cancel", "cancel"],
   ["POST", "/{id}/tokens", "token"],
   ["DELETE", "/{id}/tokens", "none"],

@@ -4,10 +4,10 @@ import { watch } from "../../edge/sockets.ts";
 import { KEY_A } from "../../edge/helpers.ts";
 import { type Fixture, makeFixture } from "./fixture.ts";
 import { answers, describeMessage, idText, MARKERS, messages, render } from "./frames.ts";
-import { mutatedObject, nastyString } from "./nasty.ts";
+import { mutatedObject, nastyNumber, nastyString } from "./nasty.ts";
 import { expectUnchanged, FuzzTally, fuzz, fuzzSeed, storedRun } from "./oracle.ts";
 
-// Fuzzing the viewer socket in the Workers runtime: generated command and approval frames, and
+// Fuzzing the viewer socket in the Workers runtime: generated command, approval and ack frames, and
 // everything else, from a viewer that may interact (an API key) and from one that may not (a
 // plain viewer token), which must be refused whatever it sends.
 
@@ -36,11 +36,15 @@ const approval = fc.oneof(
   mutatedObject({ decision: fc.constantFrom("approve", "deny", "maybe", ""), reason: nastyString }),
 );
 const requestId = fc.oneof(fc.constant("req-1"), idText);
+/** An ack: the seq a viewer says it holds, from any viewer; it is never answered unless refused. */
+const seq = fc.oneof(fc.nat({ max: 20 }), fc.constant(Number.MAX_SAFE_INTEGER), nastyNumber);
 const shaped = fc.oneof(
   { weight: 3, arbitrary: fc.record({ type: fc.constant("command"), command }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("approval"), requestId, approval }) },
   { weight: 2, arbitrary: mutatedObject({ type: fc.constant("command"), command }) },
   { weight: 2, arbitrary: mutatedObject({ type: fc.constant("approval"), requestId, approval }) },
+  { weight: 1, arbitrary: fc.record({ type: fc.constant("ack"), seq }) },
+  { weight: 1, arbitrary: mutatedObject({ type: fc.constant("ack"), seq }) },
   {
     weight: 1,
     arbitrary: mutatedObject({ type: fc.constantFrom("events", "status", "hello", "Command", ""), command }),
