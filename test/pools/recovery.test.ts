@@ -121,7 +121,9 @@ describe("a pool host lost mid-run", () => {
 
   it("a host that accepts and dies before claiming: the run is assigned again when the lease lapses", async () => {
     const queue = "short-lease";
-    expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs: 2000 })).status).toBe(
+    // 5 s: short, yet long enough for the second host's bridge to claim on a loaded machine (else
+    // the lease lapses on it too and it is assigned the run again, legitimately).
+    expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs: 5000 })).status).toBe(
       200,
     );
     const { key } = await t.poolKey();
@@ -135,10 +137,11 @@ describe("a pool host lost mid-run", () => {
     await b.hostId();
 
     await t.api.waitForStatus(runId, "succeeded", 60_000);
-    expect(b.accepted()).toEqual([runId]);
+    const logs = `the doomed host's log:\n${doomed.output()}\nthe second host's log:\n${b.output()}`;
+    expect(b.accepted(), logs).toEqual([runId]);
     const { texts, control } = await transcript(t.api, runId);
-    expect(texts).toEqual(["claimed at last\n"]);
-    expect(control).toEqual(["run.created", "run.claimed", "run.finished"]);
+    expect(texts, logs).toEqual(["claimed at last\n"]);
+    expect(control, logs).toEqual(["run.created", "run.claimed", "run.finished"]);
   });
 
   it("an agent that always takes its sandbox down: exactly maxRecoveries recoveries, then failed with the count", async () => {
