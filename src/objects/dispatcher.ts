@@ -51,9 +51,10 @@ export class Dispatcher extends DurableObject<Env> {
     );
   }
 
-  async placement(tenant: string, queue: string, runId: string): Promise<Placement> {
+  /** Where the run stands; `ended`: its record says it finished. */
+  async placement(tenant: string, queue: string, runId: string, ended: boolean): Promise<Placement> {
     const store = this.core.store();
-    return placementOf(store, this.settings(tenant, queue), this.core.hosts.connected(), runId);
+    return placementOf(store, this.settings(tenant, queue), this.core.hosts.connected(), runId, ended);
   }
 
   async queueInfo(tenant: string, queue: string): Promise<QueueInfo> {

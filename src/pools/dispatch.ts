@@ -50,6 +50,7 @@ export class DispatchCore {
   async transact<T>(step: (store: DispatchStore, out: Outgoing, now: number) => T): Promise<T> {
     const out: Outgoing = { frames: [], revocations: [], assignments: [] };
     const now = Date.now();
+    this.hosts.closeSilent(now);
     const value = this.ctx.storage.transactionSync(() => {
       const store = this.store();
       const result = step(store, out, now);

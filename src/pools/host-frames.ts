@@ -8,12 +8,9 @@ import {
 import { parseFrame } from "../run/socket-messages.ts";
 import type { DispatchCore } from "./dispatch.ts";
 import type { DispatchStore, QueuedRun } from "./dispatch-store.ts";
-import { closeHost, sendFrame } from "./hosts.ts";
+import { closeHost, HOST_HEARTBEAT_MS, sendFrame } from "./hosts.ts";
 
 type Hello = Extract<PoolHostFrame, { type: "hello" }>;
-
-/** How often a host sends a heartbeat (the socket's keep-alive; the dispatcher judges no host by it). */
-export const HOST_HEARTBEAT_MS = 30_000;
 
 const refuse = (ws: WebSocket, code: "invalid_frame" | "stale", message: string) =>
   sendFrame(ws, { type: "error", code, message });
@@ -28,6 +25,7 @@ export async function handleHostMessage(core: DispatchCore, ws: WebSocket, messa
   const frame = parsed.value;
   const attachment = core.hosts.attachment(ws);
   if (!attachment) return;
+  core.hosts.touch(ws, Date.now());
   if (frame.type === "hello") {
     if (attachment.hello) return refuse(ws, "invalid_frame", "hello was already sent on this socket");
     return hello(core, ws, frame, attachment.keyId);

@@ -1,4 +1,4 @@
-import type { PoolEdgeFrame, PoolHostFrame } from "../protocol/index.ts";
+import { POOL_CLOSE_SILENT, type PoolEdgeFrame, type PoolHostFrame } from "../protocol/index.ts";
 
 type Hello = Extract<PoolHostFrame, { type: "hello" }>;
 
@@ -6,6 +6,8 @@ type Hello = Extract<PoolHostFrame, { type: "hello" }>;
 export interface HostAttachment {
   keyId: string;
   connectedAt: number;
+  /** When the host last sent anything (heartbeats included). */
+  lastSeenAt?: number;
   hello: Pick<Hello, "hostId" | "slots" | "profiles" | "labels"> | null;
 }
 
@@ -21,6 +23,15 @@ export interface Host {
 }
 
 const HOST_TAG = "host";
+
+/** How often a host sends a heartbeat (`welcome.heartbeatMs`). */
+export const HOST_HEARTBEAT_MS = 30_000;
+
+/**
+ * A host silent this long (three missed heartbeats) is taken for a dead connection: it is closed
+ * and offered nothing more. Only its slots go; its runs go on through their own leases.
+ */
+export const HOST_SILENCE_MS = 3 * HOST_HEARTBEAT_MS;
 const keyTag = (keyId: string) => `key:${keyId}`;
 
 export function sendFrame(ws: WebSocket, frame: PoolEdgeFrame): void {
@@ -56,6 +67,24 @@ export class PoolHosts {
     return ws.deserializeAttachment() as HostAttachment | null;
   }
 
+  /** Notes that the host sent something. */
+  touch(ws: WebSocket, now: number): void {
+    const attachment = this.attachment(ws);
+    if (attachment) ws.serializeAttachment({ ...attachment, lastSeenAt: now } satisfies HostAttachment);
+  }
+
+  /** Closes the hosts silent for HOST_SILENCE_MS; answers how many. */
+  closeSilent(now: number): number {
+    let closed = 0;
+    for (const ws of this.ctx.getWebSockets(HOST_TAG)) {
+      const attachment = this.attachment(ws);
+      if (!attachment || now - (attachment.lastSeenAt ?? attachment.connectedAt) <= HOST_SILENCE_MS) continue;
+      closeHost(ws, POOL_CLOSE_SILENT, `no frame for ${HOST_SILENCE_MS} ms`);
+      closed += 1;
+    }
+    return closed;
+  }
+
   setHello(ws: WebSocket, hello: Hello): void {
     const attachment = this.attachment(ws);
     if (!attachment) return;
@@ -66,10 +95,12 @@ export class PoolHosts {
   /** Open sockets that said hello; for a hostId connected twice, the newer connection. */
   connected(): Host[] {
     const byId = new Map<string, Host>();
+    const now = Date.now();
     for (const ws of this.ctx.getWebSockets(HOST_TAG)) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const attachment = this.attachment(ws);
       if (!attachment?.hello) continue;
+      if (now - (attachment.lastSeenAt ?? attachment.connectedAt) > HOST_SILENCE_MS) continue;
       const host: Host = { ws, keyId: attachment.keyId, connectedAt: attachment.connectedAt, ...attachment.hello };
       const earlier = byId.get(host.hostId);
       if (!earlier || earlier.connectedAt <= host.connectedAt) byId.set(host.hostId, host);

@@ -1,6 +1,6 @@
 import type { Env } from "../env.ts";
 import { dispatcherStub } from "../objects/stubs.ts";
-import type { Placement, Result, RunRecord } from "../protocol/index.ts";
+import { isTerminal, type Placement, type Result, type RunRecord } from "../protocol/index.ts";
 
 const NOT_POOLED: Placement = { poolHost: null, queuePosition: null, dispatch: null };
 
@@ -11,7 +11,8 @@ const NOT_POOLED: Placement = { poolHost: null, queuePosition: null, dispatch: n
  */
 export async function withPlacement(env: Env, tenant: string, record: RunRecord): Promise<RunRecord> {
   if (record.queue === null) return { ...record, ...NOT_POOLED };
-  const placement = await dispatcherStub(env, tenant, record.queue).placement(tenant, record.queue, record.id);
+  const ended = isTerminal(record.status);
+  const placement = await dispatcherStub(env, tenant, record.queue).placement(tenant, record.queue, record.id, ended);
   return { ...record, ...placement };
 }
 

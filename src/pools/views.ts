@@ -18,8 +18,11 @@ export function placementOf(
   settings: QueueSettings,
   hosts: readonly Host[],
   runId: string,
+  ended: boolean,
 ): Placement {
   const run = store.find(runId);
+  // A finished run's row is dropped after a day; the run's own record still says it ended.
+  if (!run && ended) return { poolHost: null, queuePosition: null, dispatch: { state: "finished", reason: null } };
   if (!run) {
     const reason = "its dispatcher has not been told of it yet (the notification is retried until it is)";
     return { poolHost: null, queuePosition: null, dispatch: { state: "queued", reason } };

@@ -9,9 +9,13 @@ import { Generation, RunId } from "./run.ts";
 const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const NAME_MESSAGE = "must match [a-z0-9][a-z0-9._-]{0,63}";
 
-/** Close codes of a pool socket: its key was revoked; the same hostId connected again. */
+/**
+ * Close codes of a pool socket: its key was revoked; the same hostId connected again; the host
+ * sent nothing for three heartbeat intervals (a dead connection: reconnect).
+ */
 export const POOL_CLOSE_REVOKED = 4003;
 export const POOL_CLOSE_REPLACED = 4004;
+export const POOL_CLOSE_SILENT = 4005;
 
 /** A queue of a tenant's runs; one dispatcher per (tenant, queue). */
 export const QueueName = z.string().regex(NAME_PATTERN, `a queue name ${NAME_MESSAGE}`);

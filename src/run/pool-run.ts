@@ -2,9 +2,12 @@ import { runnerTokenTtl } from "../auth/tokens.ts";
 import {
   type CreateRunBody,
   DEFAULT_MAX_RECOVERIES,
+  DEFAULT_TIMEOUTS,
   DEFAULT_QUEUE,
   type RecoveryMode,
   type RecoveryPolicy,
+  resolveTimeouts,
+  type Timeouts,
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
@@ -48,6 +51,17 @@ export function poolFields(body: CreateRunBody): Pick<RunRow, "queue" | "recover
     recoveryPolicy: body.recovery ?? "auto",
     maxRecoveries: body.maxRecoveries ?? DEFAULT_MAX_RECOVERIES,
   };
+}
+
+/**
+ * A run's deadlines. A pool run waits in its queue for as long as it may run unless `claimMs`
+ * says otherwise: waiting behind maxConcurrent, or for a host serving its profile, is what a
+ * queue is for, and the record says why it waits.
+ */
+export function timeoutsOf(body: CreateRunBody): Timeouts {
+  if (typeof body.agent !== "string" || body.timeouts?.claimMs !== undefined) return resolveTimeouts(body.timeouts);
+  const runMs = body.timeouts?.runMs ?? DEFAULT_TIMEOUTS.runMs;
+  return resolveTimeouts({ ...body.timeouts, claimMs: runMs });
 }
 
 export function recoveryPolicyOf(run: RunRow): RecoveryPolicy | null {

@@ -14,7 +14,6 @@ import {
   type Result,
   type RunRecord,
   type RunStatus,
-  resolveTimeouts,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
 import { CheckpointStore } from "./checkpoint-store.ts";
@@ -23,7 +22,7 @@ import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
 import { Outbox } from "./outbox.ts";
-import { notifyDispatcher, poolFields, recoveryPolicyOf } from "./pool-run.ts";
+import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./pool-run.ts";
 import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
@@ -134,7 +133,7 @@ export class RunMachine {
       }
       return ok({ created: false });
     }
-    const timeouts = resolveTimeouts(body.timeouts);
+    const timeouts = timeoutsOf(body);
     this.store.insert({
       tenant,
       runId,

@@ -88,7 +88,11 @@ describe("the supervisor", () => {
     const [agentPid, grandchildPid] = (
       await waitFor(
         "the agent to record its grandchild",
-        () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8"),
+        // Both pids, whole: the agent's writeFileSync truncates before it writes.
+        () =>
+          fs.existsSync(pidFile) &&
+          /^\d+ \d+$/.test(fs.readFileSync(pidFile, "utf8")) &&
+          fs.readFileSync(pidFile, "utf8"),
       )
     )
       .split(" ")

@@ -12,6 +12,8 @@ describe("dispatch to pool hosts", () => {
     const host = await connectHost(key, { hostId: "host-e2e", slots: 1, queue });
     const { run } = await createPoolRun({ queue, input: { prompt: "write a haiku" } });
     expect(run).toMatchObject({ queue, agent: "demo", recoveryPolicy: { mode: "auto", maxRecoveries: 3 } });
+    // A pool run may wait in its queue as long as it may run.
+    expect(run.timeouts.claimMs).toBe(run.timeouts.runMs);
 
     const assign = await takeAssignment(host, run.id);
     expect(assign).toMatchObject({

@@ -146,3 +146,31 @@ describe("hosts that leave and come back", () => {
     claimed.runner.close();
   });
 });
+
+describe("silent hosts", () => {
+  it("a host that sent nothing for three heartbeat intervals is closed and offered nothing; its runs stay", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const silent = await connectHost(key, { hostId: "host-silent", slots: 2, queue });
+    const { run: held } = await createPoolRun({ queue });
+    const assign = await takeAssignment(silent, held.id);
+    const { runner } = await claim(held.id, assign.runnerToken);
+    // Ninety-one seconds of silence, as its socket remembers it.
+    await runInDurableObject(dispatcherObject(queue), (_instance, state) => {
+      for (const ws of state.getWebSockets("host")) {
+        const attachment = ws.deserializeAttachment() as Record<string, unknown>;
+        ws.serializeAttachment({ ...attachment, lastSeenAt: Date.now() - 91_000 });
+      }
+    });
+    const { run: next } = await createPoolRun({ queue });
+    expect((await silent.waitClosed()).code).toBe(4005);
+    expect(await getRun(next.id)).toMatchObject({
+      dispatch: { reason: 'no connected pool host serves profile "demo"' },
+    });
+    expect(await getRun(held.id)).toMatchObject({ status: "running", poolHost: "host-silent" });
+    const fresh = await connectHost(key, { hostId: "host-fresh", slots: 1, queue });
+    expect((await fresh.next("assign")).runId).toBe(next.id);
+    fresh.close();
+    runner.close();
+  });
+});

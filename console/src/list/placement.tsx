@@ -51,3 +51,16 @@ export function usePlacements(api: Api, runs: RunListing[] | undefined): Map<str
   }, [api, key]);
   return placements;
 }
+
+/** The runs list's "Queue position" and "Host" cells. */
+export function PlacementCells({ placement }: { placement: RowPlacement | undefined }) {
+  return (
+    <>
+      <td data-queue-position>
+        {placement?.position ?? <span class="muted">—</span>}
+        {placement?.reason && <span class="placement-reason">{placement.reason}</span>}
+      </td>
+      <td data-host>{placement?.host ? <code>{placement.host}</code> : <span class="muted">—</span>}</td>
+    </>
+  );
+}
