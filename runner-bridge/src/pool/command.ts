@@ -1,9 +1,10 @@
+import { EXIT } from "../exit.ts";
 import { createLogger } from "../logger.ts";
 import { PoolUsageError, parsePoolArgs } from "./args.ts";
 import { PoolHost } from "./host.ts";
 import { loadProfiles, ProfilesError } from "./profiles.ts";
 
-/** `runner-bridge pool ...`: runs until SIGINT/SIGTERM (0), or exits 1 on a bad file or a refused key. */
+/** `runner-bridge pool ...`: runs until SIGINT/SIGTERM (0); exits 64 on bad flags, 1 on a bad agents file or a refused key. */
 export async function poolMain(argv: string[], usage: string): Promise<number> {
   let args: ReturnType<typeof parsePoolArgs>;
   try {
@@ -11,7 +12,7 @@ export async function poolMain(argv: string[], usage: string): Promise<number> {
   } catch (err) {
     if (!(err instanceof PoolUsageError)) throw err;
     process.stderr.write(`runner-bridge pool: ${err.message}\n${usage}\n`);
-    return 1;
+    return EXIT.usage;
   }
   const log = createLogger({ quiet: args.quiet, prefix: "runner-pool" });
   log.redact([args.key]);
