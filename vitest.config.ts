@@ -43,7 +43,8 @@ export default defineConfig({
           include: ["test/edge/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/edge/dev/**"],
         },
-        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024), ...EDGE_LIMIT_VARS },
+        // DEV_SIGN_IN_KEY as .dev.vars sets it: the dev sign-in route answers on loopback hosts only.
+        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024), DEV_SIGN_IN_KEY: "key-a", ...EDGE_LIMIT_VARS },
       ),
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),

@@ -190,7 +190,8 @@ async function main(): Promise<number> {
     bridge = startBridge(runId, created.runnerToken, dir);
     const env = [
       process.env.AGENT_RUN_KEY ? "" : `AGENT_RUN_KEY=${key} `,
-      url === DEFAULT_URL || process.env.AGENT_RUN_URL ? "" : `AGENT_RUN_URL=${url} `,
+      // Set for the demo alone (`AGENT_RUN_URL=… npm run demo`), it is not in the next shell: say it.
+      url === DEFAULT_URL ? "" : `AGENT_RUN_URL=${url} `,
     ].join("");
     const command = (sub: string) => `${env}npx agent-run ${sub}`;
     say(

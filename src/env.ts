@@ -20,6 +20,8 @@ export interface Env {
   ALLOW_ANONYMOUS_STREAMS?: string;
   /** The static assets (console/dist): the console, and the API reference page's script and stylesheet. */
   ASSETS?: Fetcher;
+  /** Development only (.dev.vars): the API key the console's sign-in page suggests on localhost. */
+  DEV_SIGN_IN_KEY?: string;
   /** Largest checkpoint a run takes, in bytes (default 52428800, 50 MiB). */
   CHECKPOINT_MAX_BYTES?: string;
   /** Longest an interacting viewer token may live, in milliseconds (default 604800000, 7 days). */

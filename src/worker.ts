@@ -7,10 +7,13 @@ import { authenticate } from "./routes/auth.ts";
 import { checkpoints } from "./routes/checkpoint.ts";
 import { commands } from "./routes/commands.ts";
 import { events } from "./routes/events.ts";
+import { fallback } from "./routes/fallback.ts";
+import { devSignIn } from "./routes/dev-sign-in.ts";
 import { poolSocket } from "./routes/pool-socket.ts";
 import { pools } from "./routes/pools.ts";
 import { errorResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
+import { rerun } from "./routes/rerun.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
 import { securityHeaders } from "./routes/security-headers.ts";
@@ -30,6 +33,7 @@ export { TenantPools } from "./objects/tenant-pools.ts";
 const app = apiRouter();
 app.use("*", securityHeaders());
 app.route("/v1/stream", streams);
+app.route("/", devSignIn);
 // Only a pool key opens the pool socket, so it comes before the API's authentication.
 app.route("/v1/pools", poolSocket);
 app.use("/v1/*", authenticate());
@@ -40,11 +44,12 @@ app.route("/v1/runs", approvals);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", rerun);
 app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
 app.route("/v1", pools);
 app.route("/", referenceRoutes(app));
-app.notFound(() => errorResponse("not_found", "no such route"));
+app.notFound(fallback(app));
 app.onError((error) => {
   // A refusal from a handler (src/routes/respond.ts) carries its response.
   if (error instanceof HTTPException) return error.getResponse();

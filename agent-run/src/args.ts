@@ -1,6 +1,7 @@
 /** Command-line parsing: one spec per command, parsed with node:util parseArgs (strict). */
 import { parseArgs as parseNodeArgs } from "node:util";
-import { z } from "zod";
+import type { z } from "zod";
+import { usageWords } from "./usage-words.ts";
 
 /** Exit statuses. `watch` maps a run's terminal status onto 0-3. */
 export const EXIT = {
@@ -54,16 +55,22 @@ export const COMMANDS = {
   },
   list: {
     args: [],
-    synopsis: "list [--status S] [--limit N] [--all] [--json]",
-    summary: "the tenant's runs, newest first (--all follows every page)",
-    options: { status: str, limit: str, all: bool, ...json },
+    synopsis: "list [--status S] [--limit N] [--all] [--output table|json|ndjson]",
+    summary: "the tenant's runs, newest first (--all follows every page; --json is --output ndjson)",
+    options: { status: str, limit: str, all: bool, output: str, ...json },
   },
   get: { args: ["ID"], synopsis: "get ID [--json]", summary: "the run record", options: json },
   events: {
     args: ["ID"],
-    synopsis: "events ID [--after N] [--json]",
-    summary: "the run's event log, every page",
-    options: { after: str, ...json },
+    synopsis: "events ID [--after N] [--output table|json|ndjson]",
+    summary: "the run's event log, every page (--json is --output ndjson)",
+    options: { after: str, output: str, ...json },
+  },
+  logs: {
+    args: ["ID"],
+    synopsis: "logs ID [-f] [--after N] [--json]",
+    summary: "the run's event log; with -f (--follow), the same as watch",
+    options: { follow: { type: "boolean", short: "f" }, after: str, "give-up-ms": str, "check-ms": str, ...json },
   },
   watch: {
     args: ["ID"],
@@ -114,6 +121,12 @@ export const COMMANDS = {
     options: { role: str, interact: bool, ttl: str, ...json },
   },
   delete: { args: ["ID"], synopsis: "delete ID [--json]", summary: "delete a finished run", options: json },
+  completion: {
+    args: ["bash|zsh"],
+    synopsis: "completion bash|zsh",
+    summary: 'a shell completion script: eval "$(agent-run completion bash)" (needs no key)',
+    options: {},
+  },
 } satisfies Record<string, CommandSpec>;
 export type CommandName = keyof typeof COMMANDS;
 
@@ -130,6 +143,7 @@ options for every command:
   --url URL   the control plane (or AGENT_RUN_URL; default ${DEFAULT_URL})
   --key KEY   an API key, or a run token for one run (or AGENT_RUN_KEY)
   --help      this text
+  --version   the version of agent-run
 
 exit status: 0 ok (watch: succeeded), 1 failed, 2 cancelled, 3 timed_out (watch only),
              4 an HTTP, network or socket error (one line on stderr), 64 bad usage, 130 interrupted`;
@@ -143,6 +157,7 @@ export type Values = Record<string, string | boolean | string[] | undefined>;
 
 export type Parsed =
   | { kind: "help"; command?: CommandName }
+  | { kind: "version" }
   | { kind: "run"; command: CommandName; args: string[]; values: Values; url: string; key: string | undefined };
 
 function isCommand(name: string): name is CommandName {
@@ -153,6 +168,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   const [name, ...rest] = argv;
   if (name === undefined) throw new UsageError("no command given");
   if (name === "--help" || name === "-h") return { kind: "help" };
+  if (name === "--version" || name === "-V" || name === "version") return { kind: "version" };
   if (name === "help") {
     const topic = rest[0];
     return topic !== undefined && isCommand(topic) ? { kind: "help", command: topic } : { kind: "help" };
@@ -204,7 +220,7 @@ export function intValue(values: Values, name: string, command: string, min = 0)
   return n;
 }
 
-/** A body our own zod schema refused before sending: a usage error, worded by zod. */
+/** A body our own zod schema refused before sending: a usage error naming the flag (usage-words.ts). */
 export function invalidUsage(error: z.ZodError, command: string): UsageError {
-  return new UsageError(z.prettifyError(error).replace(/\n\s*/g, "; "), command);
+  return new UsageError(usageWords(error), command);
 }

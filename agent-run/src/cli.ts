@@ -1,6 +1,7 @@
 /** `agent-run`: the operator CLI. Parses, dispatches, and turns every failure into one stderr line. */
 import {
   type CommandName,
+  COMMANDS,
   commandUsage,
   EXIT,
   type ExitCode,
@@ -14,7 +15,10 @@ import {
 import { Api, CliError } from "./client.ts";
 import type { Context } from "./context.ts";
 import { paintFor } from "./format.ts";
+import { completion } from "./completion.ts";
 import { create, events, get, list, remove, token } from "./runs.ts";
+import { tokenScope } from "./token-scope.ts";
+import { VERSION } from "./version.ts";
 import { recover } from "./recover.ts";
 import { terminalJson, terminalText } from "./safe-text.ts";
 import { cancel, decide, sendCommand } from "./steer.ts";
@@ -25,13 +29,10 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   list,
   get,
   events,
-  watch: (ctx) =>
-    watchRun(ctx.api, ctx.args[0] as string, {
-      after: intValue(ctx.values, "after", ctx.command) ?? 0,
-      json: ctx.values.json === true,
-      giveUpMs: intValue(ctx.values, "give-up-ms", ctx.command) ?? DEFAULT_GIVE_UP_MS,
-      checkMs: intValue(ctx.values, "check-ms", ctx.command, 100) ?? DEFAULT_CHECK_MS,
-    }),
+  watch,
+  // `logs ID` prints the log; `logs ID -f` follows it, as `watch` does.
+  logs: (ctx) => (ctx.values.follow === true ? watch(ctx) : events(ctx)),
+  completion,
   send: sendCommand,
   interrupt: sendCommand,
   cancel,
@@ -42,23 +43,44 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   delete: remove,
 };
 
+function watch(ctx: Context): Promise<ExitCode> {
+  return watchRun(ctx.api, ctx.args[0] as string, {
+    after: intValue(ctx.values, "after", ctx.command) ?? 0,
+    json: ctx.values.json === true,
+    giveUpMs: intValue(ctx.values, "give-up-ms", ctx.command) ?? DEFAULT_GIVE_UP_MS,
+    checkMs: intValue(ctx.values, "check-ms", ctx.command, 100) ?? DEFAULT_CHECK_MS,
+  });
+}
+
+/** Commands that never call the API, so need no key. */
+const OFFLINE: ReadonlySet<CommandName> = new Set(["completion"]);
+
 export async function main(argv: string[]): Promise<ExitCode> {
   let command: CommandName | undefined;
+  let key: string | undefined;
+  let runArg: string | undefined;
   try {
     const parsed = parseArgs(argv);
     if (parsed.kind === "help") {
       process.stdout.write(`${parsed.command ? commandUsage(parsed.command) : USAGE}\n`);
       return EXIT.ok;
     }
+    if (parsed.kind === "version") {
+      process.stdout.write(`agent-run ${VERSION}\n`);
+      return EXIT.ok;
+    }
     command = parsed.command;
-    if (!parsed.key) {
+    key = parsed.key;
+    // Only the commands that take a run name it first; list and completion take none.
+    runArg = COMMANDS[command].args[0] === "ID" ? parsed.args[0] : undefined;
+    if (!parsed.key && !OFFLINE.has(command)) {
       process.stderr.write(`agent-run: no API key: ${howToSetKey(parsed.url)}\n`);
       return EXIT.usage;
     }
     const ctx: Context = {
       command,
       // --json prints the answers exactly (terminalJson escapes what a terminal would act on).
-      api: new Api(parsed.url, parsed.key, { forTerminal: parsed.values.json !== true }),
+      api: new Api(parsed.url, parsed.key ?? "", { forTerminal: parsed.values.json !== true }),
       args: parsed.args,
       values: parsed.values,
       paint: paintFor(process.stdout),
@@ -73,7 +95,8 @@ export async function main(argv: string[]): Promise<ExitCode> {
       return EXIT.usage;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`agent-run: ${err.code}: ${oneLine(err.message)}\n`);
+      const scope = err.status === 403 ? tokenScope(key, runArg) : "";
+      process.stderr.write(`agent-run: ${err.code}: ${oneLine(err.message)}${scope}\n`);
       return EXIT.error;
     }
     process.stderr.write(`agent-run: internal: ${oneLine((err as Error)?.stack ?? String(err))}\n`);

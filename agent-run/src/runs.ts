@@ -16,6 +16,7 @@ import { EXIT, type ExitCode, intValue, invalidUsage, stringValue, UsageError } 
 import { runPath } from "./client.ts";
 import type { Context } from "./context.ts";
 import { consoleLink, fields, relative, table } from "./format.ts";
+import { ListOutput } from "./output.ts";
 import { eventLine, showRun } from "./show.ts";
 
 interface Created {
@@ -114,7 +115,7 @@ export async function list(ctx: Context): Promise<ExitCode> {
   const limit = intValue(ctx.values, "limit", ctx.command, 1);
   if (limit !== undefined && limit > RUNS_PAGE_MAX)
     throw new UsageError(`--limit is at most ${RUNS_PAGE_MAX}`, ctx.command);
-  const rows: RunListing[] = [];
+  const out = new ListOutput<RunListing>(ctx);
   let cursor: string | null = null;
   let more = false;
   do {
@@ -124,24 +125,21 @@ export async function list(ctx: Context): Promise<ExitCode> {
     if (cursor) query.set("cursor", cursor);
     const page = (await ctx.api.call<{ runs: RunListing[]; nextCursor: string | null }>("GET", `/v1/runs?${query}`))
       .body;
-    if (ctx.values.json) for (const run of page.runs) ctx.json(run);
-    else rows.push(...page.runs);
+    out.add(page.runs);
     cursor = page.nextCursor;
     more = cursor !== null && ctx.values.all !== true;
   } while (cursor !== null && ctx.values.all === true);
-  if (ctx.values.json) return EXIT.ok;
-  if (rows.length === 0) {
-    ctx.print(status ? `no ${status} runs` : "no runs");
-    return EXIT.ok;
-  }
-  const now = Date.now();
-  ctx.print(
-    table([
-      ["RUN", "STATUS", "CREATED", "UPDATED"],
-      ...rows.map((r) => [r.runId, r.status, relative(r.createdAt, now), relative(r.updatedAt, now)]),
-    ]),
-  );
-  if (more) ctx.print(ctx.paint.dim("more runs: agent-run list --all"));
+  out.finish((rows) => {
+    if (rows.length === 0) return ctx.print(status ? `no ${status} runs` : "no runs");
+    const now = Date.now();
+    ctx.print(
+      table([
+        ["RUN", "STATUS", "CREATED", "UPDATED"],
+        ...rows.map((r) => [r.runId, r.status, relative(r.createdAt, now), relative(r.updatedAt, now)]),
+      ]),
+    );
+    if (more) ctx.print(ctx.paint.dim("more runs: agent-run list --all"));
+  });
   return EXIT.ok;
 }
 
@@ -167,6 +165,7 @@ async function withFullRequests(ctx: Context, run: RunRecord): Promise<RunRecord
 
 export async function events(ctx: Context): Promise<ExitCode> {
   const runId = ctx.args[0] as string;
+  const out = new ListOutput<RunEvent>(ctx);
   let after = intValue(ctx.values, "after", ctx.command) ?? 0;
   for (;;) {
     const page = (
@@ -175,13 +174,14 @@ export async function events(ctx: Context): Promise<ExitCode> {
         runPath(runId, `/events?after=${after}&limit=${EVENTS_PAGE_MAX}`),
       )
     ).body;
-    for (const event of page.events) {
-      if (ctx.values.json) ctx.json(event);
-      else ctx.print(eventLine(event, ctx.paint));
-    }
-    if (!page.hasMore) return EXIT.ok;
+    // A table prints each page as it comes: a long log never waits for its last page.
+    if (out.format === "table") for (const event of page.events) ctx.print(eventLine(event, ctx.paint));
+    else out.add(page.events);
+    if (!page.hasMore) break;
     after = page.nextAfter;
   }
+  out.finish(() => {});
+  return EXIT.ok;
 }
 
 export async function token(ctx: Context): Promise<ExitCode> {

@@ -6,6 +6,7 @@ import {
   CancelBody,
   CommandBody,
   type CommandRecord,
+  isTerminal,
   type RunRecord,
 } from "../../src/protocol/index.ts";
 import { EXIT, type ExitCode, invalidUsage, stringValue } from "./args.ts";
@@ -37,17 +38,20 @@ export async function sendCommand(ctx: Context): Promise<ExitCode> {
   const parsed = CommandBody.safeParse(raw);
   if (!parsed.success) throw invalidUsage(parsed.error, ctx.command);
   const { body } = await retrySafely(id, () =>
-    ctx.api.call<{ created: boolean; command: CommandRecord }>("POST", runPath(runId, "/commands"), parsed.data),
+    ctx.api.call<{ created: boolean; command: CommandRecord | null }>("POST", runPath(runId, "/commands"), parsed.data),
   );
   if (ctx.values.json) {
     ctx.json(body);
     return EXIT.ok;
   }
-  const what = body.command.type === "input" ? "input" : body.command.type;
+  const what = ctx.command === "send" ? "input" : "interrupt";
+  // `command` is null only when the server kept no command for this request (see CommandAccepted).
+  const state = body.command ? ` · ${body.command.state}` : "";
+  const kept = body.command ? body.command.commandId : "";
   ctx.print(
     body.created
-      ? `${what} for ${runId} accepted · command ${body.command.commandId} · ${body.command.state}`
-      : `${what} for ${runId} was already accepted as command ${body.command.commandId} · ${body.command.state} (not sent twice)`,
+      ? `${what} for ${runId} accepted${kept && ` · command ${kept}`}${state}`
+      : `${what} for ${runId} was already accepted${kept && ` as command ${kept}`}${state} (not sent twice)`,
   );
   return EXIT.ok;
 }
@@ -61,7 +65,7 @@ export async function cancel(ctx: Context): Promise<ExitCode> {
   const parsed = CancelBody.safeParse(raw);
   if (!parsed.success) throw invalidUsage(parsed.error, ctx.command);
   const { body } = await retrySafely(id, () =>
-    ctx.api.call<{ created: boolean; command: CommandRecord; run: RunRecord }>(
+    ctx.api.call<{ created: boolean; command: CommandRecord | null; run: RunRecord }>(
       "POST",
       runPath(runId, "/cancel"),
       parsed.data,
@@ -71,12 +75,18 @@ export async function cancel(ctx: Context): Promise<ExitCode> {
     ctx.json(body);
     return EXIT.ok;
   }
-  const cmd = `command ${body.command.commandId}`;
-  if (body.run.status === "cancelled") ctx.print(`run ${runId} is cancelled · ${cmd}`);
-  else
+  // A run cancelled with no runner attached keeps no cancel command: a repeat answers `command: null`.
+  const cmd = body.command ? ` · command ${body.command.commandId}` : "";
+  if (body.run.status === "cancelled") {
+    ctx.print(body.created ? `run ${runId} is cancelled${cmd}` : `run ${runId} was already cancelled${cmd}`);
+  } else if (isTerminal(body.run.status)) {
+    ctx.print(`run ${runId} had already ended ${body.run.status}; nothing to cancel`);
+  } else {
+    const state = body.command ? ` · ${body.command.state}` : "";
     ctx.print(
-      `cancel for ${runId} ${body.created ? "accepted" : "was already accepted"} · ${cmd} · ${body.command.state} · run ${body.run.status}; the runner has 30 s to stop`,
+      `cancel for ${runId} ${body.created ? "accepted" : "was already accepted"}${cmd}${state} · run ${body.run.status}; the runner has 30 s to stop`,
     );
+  }
   return EXIT.ok;
 }
 

@@ -133,6 +133,14 @@ export class Api {
     return this.call("POST", `${path(runId)}/recover`, body);
   }
 
+  rerun(runId: string): Promise<{ run: RunRecord; runnerToken: string; viewerToken: string }> {
+    return this.call("POST", `${path(runId)}/rerun`, {});
+  }
+
+  reruns(runId: string): Promise<{ rerunOf: string | null; reruns: string[] }> {
+    return this.call("GET", `${path(runId)}/reruns`);
+  }
+
   mintToken(runId: string, body: TokenBody): Promise<{ token: string; role: string; interact: boolean }> {
     return this.call("POST", `${path(runId)}/tokens`, body);
   }

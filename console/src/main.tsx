@@ -3,6 +3,8 @@ import "./pages.css";
 import "./run.css";
 import "./transcript.css";
 import "./side.css";
+import "./list.css";
+import "./timeline.css";
 import { Component, type ComponentChildren, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ListPage } from "./list/page.tsx";

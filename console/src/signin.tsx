@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { Api, ApiError } from "./api.ts";
+import { DevSignInHint } from "./dev-hint.tsx";
 import { storeKey } from "./session.ts";
 
 /** Sign in with an API key. The key is checked against the API, then kept in sessionStorage only. */
@@ -40,6 +41,7 @@ export function SignIn({ onSignedIn, note }: { onSignedIn: () => void; note?: st
         <p class="muted">
           Use an API key of your tenant. It stays in this browser tab (sessionStorage) and is never put in a URL.
         </p>
+        <DevSignInHint onUse={setKey} />
         <label for="api-key">API key</label>
         <input
           id="api-key"

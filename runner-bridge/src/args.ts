@@ -41,7 +41,12 @@ export interface AttachArgs extends CommonArgs {
   waitMs: number;
 }
 
-export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" };
+export type Args = RunArgs | ResumeArgs | AttachArgs | { command: "help" } | { command: "version" };
+
+/** The package's version, read once from its package.json (printed by `--version`). */
+export const VERSION: string = (
+  JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 export const USAGE = `usage:
   runner-bridge run    --edge URL --run ID [--token-file PATH] [--dir DIR] [--adapter ndjson|codex|claude-code]
@@ -61,7 +66,8 @@ common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS
 the runner token: RUNNER_BRIDGE_TOKEN, or --token-file PATH (a file holding it, mode 0600);
   --token TOKEN still works but puts the token in the process list.
 exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout,
-             6 not resumable (resume: the run is not recovering in mode resume), 1 other`;
+             6 not resumable (resume: the run is not recovering in mode resume), 64 bad usage, 1 other
+runner-bridge --version prints its version.`;
 
 const COMMON = {
   edge: { type: "string" },
@@ -107,6 +113,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
 function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
   const [command, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") return { command: "help" };
+  if (command === "--version" || command === "version") return { command: "version" };
   if (command !== "run" && command !== "attach" && command !== "resume")
     throw new UsageProblem(`unknown command ${command}`);
   const { flags, agent } = splitAgentCommand(command, rest);

@@ -4,7 +4,7 @@ import path from "node:path";
 import { RUN_ID_PATTERN } from "../../src/protocol/index.ts";
 import { ADAPTERS, createAdapter } from "./adapters/index.ts";
 import { agentEnvironment } from "./agent-env.ts";
-import { type AttachArgs, type CommonArgs, parseArgs, type ResumeArgs, type RunArgs, USAGE } from "./args.ts";
+import { type AttachArgs, type CommonArgs, parseArgs, type ResumeArgs, type RunArgs, USAGE, VERSION } from "./args.ts";
 import { getRecovery } from "./checkpoint/edge-api.ts";
 import { sessionPlaces } from "./checkpoint/files.ts";
 import { normalizeEdge, type Preflight, preflight } from "./edge.ts";
@@ -34,18 +34,17 @@ export async function main(argv: string[]): Promise<ExitCode> {
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
     process.stderr.write(`runner-bridge: ${parsed.message}\n${USAGE}\n`);
-    return EXIT.failure;
+    return EXIT.usage;
   }
   const args = parsed.value;
-  if (args.command === "help") {
-    process.stdout.write(`${USAGE}\n`);
+  if (args.command === "help" || args.command === "version") {
+    process.stdout.write(`${args.command === "help" ? USAGE : `runner-bridge ${VERSION}`}\n`);
     return EXIT.ok;
   }
   const log = createLogger({ quiet: args.quiet });
   log.redact([args.token]);
   try {
-    if (!RUN_ID_PATTERN.test(args.runId))
-      throw new BridgeExit(EXIT.failure, `--run ${args.runId} is not a valid run id`);
+    if (!RUN_ID_PATTERN.test(args.runId)) throw new BridgeExit(EXIT.usage, `--run ${args.runId} is not a valid run id`);
     normalizeEdge(args.edge);
     if (args.command === "run") return await runCommand(args, log);
     if (args.command === "resume") return await resumeCommand(args, log);

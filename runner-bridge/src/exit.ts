@@ -8,6 +8,8 @@ export const EXIT = {
   journalTimeout: 5,
   /** resume: the run is not recovering in mode resume (or a claim was refused for recovery). */
   notResumable: 6,
+  /** Bad flags or arguments (like agent-run). */
+  usage: 64,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

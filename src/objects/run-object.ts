@@ -48,6 +48,8 @@ import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
 import { tenantIndexStub } from "./stubs.ts";
 
+const RERUNS_KEY = "reruns";
+
 /**
  * One run: its ordered event log, claim epoch, commands, approvals and deadlines, in SQLite.
  * This file is the object's surface: the RPC the routes call, the sockets it serves and its
@@ -84,6 +86,19 @@ export class RunObject extends DurableObject<Env> {
 
   async get(): Promise<Result<RunRecord>> {
     return this.run.read((m) => m.record());
+  }
+
+  /**
+   * The runs re-run from this one, oldest first. Kept in the object's key-value storage beside
+   * the run's tables: a list that only grows, read by the reruns route, part of no transaction.
+   */
+  async reruns(): Promise<string[]> {
+    return this.ctx.storage.kv.get<string[]>(RERUNS_KEY) ?? [];
+  }
+
+  async noteRerun(runId: string): Promise<void> {
+    const known = await this.reruns();
+    if (!known.includes(runId)) this.ctx.storage.kv.put(RERUNS_KEY, [...known, runId]);
   }
 
   async events(after: number, limit: number): Promise<Result<EventsPage>> {

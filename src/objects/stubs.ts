@@ -35,6 +35,8 @@ export type RunApi = Pick<
   | "fetch"
   | "readLog"
   | "streamHead"
+  | "reruns"
+  | "noteRerun"
 >;
 type TenantIndexApi = {
   [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>>;

@@ -8,6 +8,8 @@ import { RunStatus } from "./run.ts";
 export const ERROR_STATUS = {
   invalid_json: 400,
   invalid_query: 400,
+  /** A path segment (a run id, a request id) that is not one. */
+  invalid_path: 400,
   invalid_body: 422,
   invalid_frame: 400,
   invalid_request: 400,

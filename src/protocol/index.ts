@@ -10,5 +10,6 @@ export * from "./run.ts";
 export * from "./runner.ts";
 export * from "./viewer.ts";
 export * from "./streams.ts";
+export * from "./rerun.ts";
 export * from "./pool.ts";
 export * from "./pool-api.ts";

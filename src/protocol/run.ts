@@ -49,7 +49,8 @@ export const Timeouts = z
     recoverMs: Millis,
   })
   .strict()
-  .meta({ id: "Timeouts", description: "A run's deadlines, in milliseconds" });
+  // The example keeps generated samples (the reference page's) from showing every deadline at 1 ms.
+  .meta({ id: "Timeouts", description: "A run's deadlines, in milliseconds", examples: [DEFAULT_TIMEOUTS] });
 export type Timeouts = z.infer<typeof Timeouts>;
 
 /** A run's timeouts: the ones given, the defaults for the rest. */

@@ -46,7 +46,7 @@ function accessToRun(rule: RunRule, security: RunRoutesAccess["security"]): RunR
   return {
     middleware: runAccess(rule),
     security,
-    refusals: ["invalid_query", "unauthorized", "token_revoked", "forbidden"],
+    refusals: ["invalid_path", "invalid_query", "unauthorized", "token_revoked", "forbidden"],
   };
 }
 

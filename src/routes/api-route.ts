@@ -1,6 +1,7 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
+import { REQUEST_EXAMPLES } from "../openapi/examples.ts";
 import { type ErrorCode, ERROR_STATUS, errorResponseSchema } from "../protocol/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { jsonBody, validationHook } from "./validate.ts";
@@ -93,10 +94,15 @@ export type RawRoute = Omit<ApiRoute, "access"> & {
 function document(app: OpenAPIHono<AppEnv>, route: ApiRoute | RawRoute): RouteConfig {
   const { access, refusals, ...rest } = route;
   const definition = rest as RouteConfig;
+  // A path parameter its schema refuses answers invalid_path (validate.ts): every route with one says so.
+  const path: readonly ErrorCode[] = definition.request?.params ? ["invalid_path"] : [];
   app.openAPIRegistry.registerPath({
     ...definition,
     security: access.security,
-    responses: { ...definition.responses, ...refusalResponses([...access.refusals, ...refusals, "internal"]) },
+    responses: {
+      ...definition.responses,
+      ...refusalResponses([...access.refusals, ...path, ...refusals, "internal"]),
+    },
   });
   return definition;
 }
@@ -123,7 +129,11 @@ export function jsonResponse<S extends z.ZodType>(schema: S, description: string
   return { description, content: { "application/json": { schema } } };
 }
 
-/** A JSON request body with its schema; `required: false` when an empty body means `{}`. */
+/**
+ * A JSON request body with its schema and, when it has one, its realistic example
+ * (src/openapi/examples.ts); `required: false` when an empty body means `{}`.
+ */
 export function jsonRequest<S extends z.ZodType>(schema: S, required = true) {
-  return { required, content: { "application/json": { schema } } };
+  const example = REQUEST_EXAMPLES.get(schema);
+  return { required, content: { "application/json": { schema, ...(example === undefined ? {} : { example }) } } };
 }

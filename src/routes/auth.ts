@@ -83,7 +83,7 @@ function mayInteract(claims: TokenClaims, maxInteractMs: number): Result<boolean
 /** The caller's access to the run in the path, or why it has none. */
 function checkRunAccess(caller: Caller, runId: string, rule: RunRule, maxInteractMs: number): Result<RunAccess> {
   if (!RunId.safeParse(runId).success)
-    return fail("invalid_query", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    return fail("invalid_path", "run id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
   if (caller.kind === "tenant") {
     if (!rule.apiKey) return fail("forbidden", "this route takes a runner token, not an API key");
     return ok({ tenant: caller.tenant, runId, interact: true, token: null });

@@ -1,18 +1,24 @@
 import type { Hook } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
-import { invalid, MAX_FRAME_BYTES, ok, parseJson, type Result } from "../protocol/index.ts";
+import { fail, invalid, MAX_FRAME_BYTES, ok, parseJson, type Result } from "../protocol/index.ts";
 import { readLimitedBody } from "./body-limit.ts";
 import { failureResponse } from "./respond.ts";
 
+const REFUSAL_OF = { json: "invalid_body", param: "invalid_path" } as const;
+
 /**
- * What a failed path, query or body validation answers: our error shape, `invalid_query` (400)
- * for the path and query, `invalid_body` (422) for the body.
+ * What a failed path, query or body validation answers: our error shape, `invalid_path` (400)
+ * for the path, `invalid_query` (400) for the query, `invalid_body` (422) for the body.
  */
 export const validationHook: Hook<unknown, any, any, Response | undefined> = (result) => {
   if (result.success) return undefined;
-  return failureResponse(invalid(result.target === "json" ? "invalid_body" : "invalid_query", result.error));
+  const code = REFUSAL_OF[result.target as keyof typeof REFUSAL_OF] ?? "invalid_query";
+  return failureResponse(invalid(code, result.error));
 };
+
+/** Refuses bytes that are not UTF-8 rather than reading them as U+FFFD. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * Reads a JSON body of at most MAX_FRAME_BYTES, refusing it at the limit with or without a
@@ -22,7 +28,12 @@ export const validationHook: Hook<unknown, any, any, Response | undefined> = (re
 async function readJsonBody(request: Request): Promise<Result<unknown>> {
   const bytes = await readLimitedBody(request, MAX_FRAME_BYTES);
   if (!bytes.ok) return bytes;
-  const text = new TextDecoder().decode(bytes.value);
+  let text: string;
+  try {
+    text = UTF8.decode(bytes.value);
+  } catch {
+    return fail("invalid_json", "the body is not valid UTF-8");
+  }
   return text.trim() === "" ? ok({}) : parseJson(text, "invalid_body");
 }
 

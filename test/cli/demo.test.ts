@@ -136,12 +136,13 @@ describe("npm run demo", () => {
     const { runId, link, watch } = await started(demo);
     expect(link).toMatch(new RegExp(`^${edge.url}/runs/${runId}#token=rt1\\.`));
     expect(claims(link.split("#token=")[1] as string)).toMatchObject({ runId, role: "viewer", interact: true });
-    expect(watch).toBe(`npx agent-run watch ${runId}`);
+    // AGENT_RUN_URL was set for the demo alone: the commands it prints carry it to the next shell.
+    expect(watch).toBe(`AGENT_RUN_URL=${edge.url} npx agent-run watch ${runId}`);
     const watcher = startCli(edge.url, ["watch", runId, "--json"]);
 
     const approve = await approvalCommand(demo);
-    expect(approve).toBe(`npx agent-run approve ${runId} write-round-fix`);
-    const approved = await cli(edge.url, approve.split(" ").slice(2));
+    expect(approve).toBe(`AGENT_RUN_URL=${edge.url} npx agent-run approve ${runId} write-round-fix`);
+    const approved = await cli(edge.url, approve.split(" ").slice(3));
     expect(approved).toEqual({
       code: 0,
       stdout: `write-round-fix on ${runId}: approved; the agent gets the decision\n`,
@@ -168,7 +169,8 @@ describe("npm run demo", () => {
       );
       const watcher = startCli(url, ["watch", runId, "--json"]);
       const approve = await approvalCommand(demo);
-      const denied = await cli(url, ["deny", ...approve.split(" ").slice(3), "--reason", "not today"]);
+      expect(approve.startsWith(`AGENT_RUN_URL=${url} npx agent-run approve `)).toBe(true);
+      const denied = await cli(url, ["deny", ...approve.split(" ").slice(4), "--reason", "not today"]);
       expect(denied.code).toBe(0);
       await expectExit(watcher, 0);
       checkLog(ndjson<RunEvent>(watcher.stdout()), runId, "deny");

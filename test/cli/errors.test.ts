@@ -19,9 +19,13 @@ describe("usage", () => {
     [["events", "x", "--after=-1"], "agent-run: --after needs a whole number, got -1"],
     [["create", "--input", "say hi"], `agent-run: --input must be JSON or @file, e.g. --input '{"prompt":"say hi"}'`],
     [["create", "--timeout", "lunch=5"], "agent-run: --timeout lunch=5: expected NAME=MS with NAME one of claim,"],
-    [["create", "--id", "no spaces"], "agent-run: ✖ run id must match"],
+    [["create", "--id", "no spaces"], "agent-run: --id: run id must match"],
     [["token", "x"], "agent-run: token needs --role viewer or --role runner"],
-    [["token", "x", "--role", "runner", "--interact"], "agent-run: ✖ only viewer tokens take interact"],
+    [["token", "x", "--role", "runner", "--interact"], "agent-run: --interact: only viewer tokens take interact"],
+    [["token", "x", "--role", "admin"], "agent-run: --role must be one of runner, viewer\n"],
+    [["token", "x", "--role", "viewer", "--ttl", "5"], "agent-run: --ttl must be at least 1000\n"],
+    [["list", "--output", "yaml"], "agent-run: --output must be one of table, json, ndjson, got yaml\n"],
+    [["completion", "fish"], "agent-run: completion takes bash or zsh, got fish\n"],
     [["list", "--url", "ftp://example.com"], "agent-run: --url ftp://example.com is not an http(s) URL"],
   ])("agent-run %j exits 64 with the reason and the usage", async (args, reason) => {
     const out = await run(args);
@@ -72,7 +76,13 @@ describe("credentials", () => {
     const get = await run(["get", "k-1", "--json"], { key: created.viewerToken });
     expect(get.code).toBe(0);
     const list = await run(["list"], { key: created.viewerToken });
-    expect(list).toEqual({ code: 4, stdout: "", stderr: "agent-run: forbidden: a viewer token cannot call the API\n" });
+    expect(list).toEqual({
+      code: 4,
+      stdout: "",
+      stderr:
+        "agent-run: forbidden: a viewer token cannot call the API; this key is a viewer token for run k-1 alone: " +
+        "it can get k-1, events k-1, watch k-1 (read-only); listing runs and other runs need an API key (AGENT_RUN_KEY)\n",
+    });
     const send = await run(["send", "k-1", "hi"], { key: created.viewerToken });
     expect(send.stderr).toBe("agent-run: forbidden: this viewer token cannot send commands\n");
   });

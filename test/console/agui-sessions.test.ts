@@ -144,7 +144,7 @@ describe("agent sessions as conversations", () => {
       beforeApproval[9],
       timeline("control", "Approval approved · codex-0"),
       timeline("control", "Approval sent to the runner request codex-0"),
-      timeline("control", "Command applied ~approval:codex-0"),
+      timeline("control", "Decision on codex-0 applied by the runner"),
       { kind: "message", text: "Fixed: round() keeps the cents now, and the test passes.", label: "assistant" },
       timeline("lifecycle", "Turn finished"),
     ]);
@@ -190,7 +190,7 @@ describe("agent sessions as conversations", () => {
       raw("codex thread/status/changed"),
       timeline("lifecycle", "Turn cancelled"),
       timeline("control", "Cancel command queued no network"),
-      timeline("control", "Command applied ~cancel"),
+      timeline("control", "Cancel applied by the runner"),
       timeline("control", "Run finished · Cancelled cancelled: no network"),
     ]);
   });
@@ -220,7 +220,7 @@ describe("agent sessions as conversations", () => {
       timeline("control", `Approval requested · ${requestId} ${asked} for ${tool}`),
       timeline("control", `Approval approved · ${requestId}`),
       timeline("control", `Approval sent to the runner request ${requestId}`),
-      timeline("control", `Command applied ~approval:${requestId}`),
+      timeline("control", `Decision on ${requestId} applied by the runner`),
     ];
     const codex = await openRun("codex-fixture", "codex");
     await streamApproving(codex.page, codex.runner, "codex-fixture", await sessions.fixtureCodex());

@@ -89,6 +89,8 @@ describe("runs list", () => {
     t.runners.push(waiting);
     await waiting.send([{ type: "approval.requested", data: { requestId: "r1", tool: "npm publish" } }]);
     await page.locator("tr[data-run-id='publish-release'] [data-status='waiting']").waitFor();
+    // The columns read from each run's record (agent, duration, outcome, events) have all arrived.
+    await waitFor("every row's record read", async () => (await page.locator("td.events-cell .muted").count()) === 0);
     await screenshot(page, "list-desktop");
     await page.setViewportSize(PHONE);
     await screenshot(page, "list-phone");
@@ -130,7 +132,7 @@ describe("dead ends", () => {
     expect(created.viewerToken).not.toBe(forged);
     const { page } = await t.browser.open();
     await page.goto(t.url(`/runs/shared-run#token=${expired}`));
-    await expect(page.locator(".signin .notice").textContent()).resolves.toContain("This share link has expired");
+    await expect(page.locator(".signin .notice.warn").textContent()).resolves.toContain("This share link has expired");
     await page.goto(t.url(`/runs/shared-run#token=${forged}`));
     await expect(page.locator("[data-problem='401'] h1").textContent()).resolves.toBe("This share link is not valid");
     await page.getByRole("button", { name: "Sign in with an API key" }).click();

@@ -137,7 +137,9 @@ describe("run page, steering", () => {
     await page.unroute((url) => url.pathname === "/v1/runs/stale-1");
     for (const release of held.splice(0)) await release();
     await card.waitFor({ state: "detached" });
-    await expect(page.locator(".approvals .notice").textContent()).resolves.toContain("no longer pending");
+    await expect(page.locator("section[aria-label=Approvals] .notice").textContent()).resolves.toContain(
+      "no longer pending",
+    );
     expect(runner.commands.map((command) => command.decision)).toEqual(["deny"]);
   });
 });

@@ -33,6 +33,12 @@ describe("npm run serve (production bundle on plain workerd)", () => {
     await createClaimStreamWatch(target());
   });
 
+  it("starts without a warning from workerd (a compatibility flag the date implies, for one)", () => {
+    const output = (server as ServeProcess).output();
+    expect(output).toContain("serving http");
+    expect(output).not.toMatch(/compatibility flag|warning/i);
+  });
+
   it("fires a run's claim timer from its alarm", async () => {
     await claimTimerFires(target());
   });

@@ -4,7 +4,12 @@ import { absoluteTime, relativeTime } from "../format.ts";
 import { ProblemView } from "../problem.tsx";
 import { onLinkClick, runPath } from "../route.ts";
 import type { Credential } from "../session.ts";
-import { FILTER_STATUSES, StatusBadge, statusLabel } from "../status.tsx";
+import { FILTER_STATUSES, isTerminalStatus, StatusBadge, statusLabel } from "../status.tsx";
+import { BulkCancel } from "./bulk.tsx";
+import { useRunDetails } from "./details.ts";
+import { EmptyRuns } from "./empty.tsx";
+import { type ListFilters, matchesFilters, readFilters, writeFilters } from "./filters.ts";
+import { DetailCells, DETAIL_HEADINGS } from "./row-details.tsx";
 
 /** The tenant's runs, newest first, refreshed every few seconds, filtered by status, paged by cursor. */
 export const RUNS_PER_PAGE = 25;
@@ -15,13 +20,12 @@ export interface ListPageProps {
   onSignIn: () => void;
 }
 
-function readStatusFilter(): string {
-  return new URLSearchParams(location.search).get("status") ?? "";
-}
-
 export function ListPage({ credential, onSignIn }: ListPageProps) {
   const api = useMemo(() => new Api(credential), [credential.secret]);
-  const [status, setStatus] = useState(readStatusFilter);
+  const [filters, setFilters] = useState<ListFilters>(readFilters);
+  const status = filters.status;
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [reload, setReload] = useState(0);
   /** Cursors of the pages before this one (the first page has none). */
   const [cursors, setCursors] = useState<string[]>([]);
   const [page, setPage] = useState<RunsPage | null>(null);
@@ -61,17 +65,19 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [api, status, cursor]);
+  }, [api, status, cursor, reload]);
+  const details = useRunDetails(api, page?.runs);
 
-  const chooseStatus = (next: string) => {
-    const url = new URL(location.href);
-    if (next) url.searchParams.set("status", next);
-    else url.searchParams.delete("status");
-    history.replaceState(null, "", url);
-    setStatus(next);
-    setCursors([]);
-    setPage(null);
+  /** Filters live in the URL (`?status=…&agent=…&q=…`), so a filtered list is a link. */
+  const chooseFilters = (next: ListFilters) => {
+    writeFilters(next);
+    if (next.status !== status) {
+      setCursors([]);
+      setPage(null);
+    }
+    setFilters(next);
   };
+  const chooseStatus = (next: string) => chooseFilters({ ...filters, status: next });
 
   if (problem) {
     return (
@@ -81,6 +87,15 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
     );
   }
 
+  const shownRuns = (page?.runs ?? []).filter((run) => matchesFilters(filters, run, details.get(run.runId)));
+  const cancellable = shownRuns.filter((run) => !isTerminalStatus(run.status)).map((run) => run.runId);
+  const chosen = cancellable.filter((runId) => selected.has(runId));
+  const toggle = (runId: string) => {
+    const next = new Set(selected);
+    if (next.has(runId)) next.delete(runId);
+    else next.add(runId);
+    setSelected(next);
+  };
   const statuses = new Set(FILTER_STATUSES);
   for (const run of page?.runs ?? []) statuses.add(run.status);
   if (status) statuses.add(status);
@@ -99,6 +114,24 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
             ))}
           </select>
         </label>
+        <label class="text-filter">
+          Agent
+          <input
+            type="search"
+            value={filters.agent}
+            placeholder="any"
+            onInput={(e) => chooseFilters({ ...filters, agent: (e.currentTarget as HTMLInputElement).value })}
+          />
+        </label>
+        <label class="text-filter">
+          Run id
+          <input
+            type="search"
+            value={filters.q}
+            placeholder="contains…"
+            onInput={(e) => chooseFilters({ ...filters, q: (e.currentTarget as HTMLInputElement).value })}
+          />
+        </label>
         <span class="muted small refresh-note" role="status">
           {stale ? "Server unreachable; showing the last answer" : "Updates every few seconds"}
         </span>
@@ -107,51 +140,78 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
         <p class="loading" role="status">
           Loading runs…
         </p>
-      ) : page.runs.length === 0 ? (
-        <div class="card empty-state">
-          <p>{status ? `No ${statusLabel(status).toLowerCase()} runs.` : "No runs yet."}</p>
-          {!status && (
-            <pre class="json">
-              {"curl -X POST http://localhost:8787/v1/runs \\\n  -H 'authorization: Bearer <api key>' -d '{}'"}
-            </pre>
-          )}
-        </div>
+      ) : shownRuns.length === 0 ? (
+        <EmptyRuns filtered={page.runs.length > 0 || status !== ""} status={status} />
       ) : (
-        <table class="runs card">
-          <caption class="sr-only">Runs, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.runs.map((run) => (
-              <tr key={run.runId} data-run-id={run.runId}>
-                <th scope="row">
-                  <a href={runPath(run.runId)} onClick={onLinkClick}>
-                    {run.runId}
-                  </a>
+        <>
+          <BulkCancel
+            api={api}
+            selected={chosen}
+            onDone={() => {
+              setSelected(new Set());
+              setReload((n) => n + 1);
+            }}
+          />
+          <table class="runs card">
+            <caption class="sr-only">Runs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col" class="select-cell">
+                  <input
+                    type="checkbox"
+                    aria-label="Select every run that can be cancelled"
+                    disabled={cancellable.length === 0}
+                    checked={cancellable.length > 0 && chosen.length === cancellable.length}
+                    onChange={() => setSelected(new Set(chosen.length === cancellable.length ? [] : cancellable))}
+                  />
                 </th>
-                <td>
-                  <StatusBadge status={run.status} />
-                </td>
-                <td>
-                  <time dateTime={run.createdAt} title={absoluteTime(run.createdAt)}>
-                    {relativeTime(run.createdAt, now)}
-                  </time>
-                </td>
-                <td>
-                  <time dateTime={run.updatedAt} title={absoluteTime(run.updatedAt)}>
-                    {relativeTime(run.updatedAt, now)}
-                  </time>
-                </td>
+                <th scope="col">Run</th>
+                <th scope="col">Status</th>
+                {DETAIL_HEADINGS.map((heading) => (
+                  <th key={heading} scope="col">
+                    {heading}
+                  </th>
+                ))}
+                <th scope="col">Created</th>
+                <th scope="col">Updated</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shownRuns.map((run) => (
+                <tr key={run.runId} data-run-id={run.runId}>
+                  <td class="select-cell">
+                    <input
+                      type="checkbox"
+                      aria-label={`Select ${run.runId}`}
+                      disabled={isTerminalStatus(run.status)}
+                      checked={selected.has(run.runId) && !isTerminalStatus(run.status)}
+                      onChange={() => toggle(run.runId)}
+                    />
+                  </td>
+                  <th scope="row">
+                    <a href={runPath(run.runId)} onClick={onLinkClick}>
+                      {run.runId}
+                    </a>
+                  </th>
+                  <td class="status-cell">
+                    <StatusBadge status={run.status} />
+                  </td>
+                  <DetailCells run={run} record={details.get(run.runId)} now={now} />
+                  <td class="created-cell">
+                    <time dateTime={run.createdAt} title={absoluteTime(run.createdAt)}>
+                      {relativeTime(run.createdAt, now)}
+                    </time>
+                  </td>
+                  <td class="updated-cell">
+                    <time dateTime={run.updatedAt} title={absoluteTime(run.updatedAt)}>
+                      {relativeTime(run.updatedAt, now)}
+                    </time>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
       <nav class="pager" aria-label="Pages of runs">
         <button

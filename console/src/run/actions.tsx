@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Api } from "../api.ts";
 import { runPath } from "../route.ts";
 
@@ -27,6 +27,15 @@ export function ShareButton({ api, runId }: { api: Api; runId: string }) {
       .catch((error: unknown) => setNote(`Could not create a share link: ${(error as Error).message}`))
       .finally(() => setBusy(false));
   };
+  // Escape closes the popover, as any popover does.
+  useEffect(() => {
+    if (!link) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape") setLink(null);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [link]);
   const copy = () => {
     if (!link) return;
     copyText(link)

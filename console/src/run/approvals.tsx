@@ -184,25 +184,28 @@ export function Approvals(props: ApprovalsProps) {
   const pending = props.approvals.filter((approval) => approval.state === "pending");
   const settled = [...notes].filter(([requestId]) => !pending.some((a) => a.requestId === requestId));
   if (pending.length === 0 && settled.length === 0) return null;
+  // The yellow panel is for what waits on someone; once nothing does, only the notes stay.
   return (
-    <section class="approvals card" aria-label="Approvals">
+    <section class={pending.length > 0 ? "approvals card" : "approvals-settled"} aria-label="Approvals">
       {pending.length > 0 && (
-        <h2>
-          Waiting for {pending.length === 1 ? "an approval" : `${pending.length} approvals`}
-          {!props.canDecide && <span class="muted"> · read-only link: you can watch, not decide</span>}
-        </h2>
+        <>
+          <h2>
+            Waiting for {pending.length === 1 ? "an approval" : `${pending.length} approvals`}
+            {!props.canDecide && <span class="muted"> · read-only link: you can watch, not decide</span>}
+          </h2>
+          <ul class="approval-list">
+            {pending.map((approval) => (
+              <ApprovalCard
+                key={approval.requestId}
+                {...props}
+                approval={approval}
+                note={notes.get(approval.requestId)}
+                setNote={setNote(approval.requestId)}
+              />
+            ))}
+          </ul>
+        </>
       )}
-      <ul class="approval-list">
-        {pending.map((approval) => (
-          <ApprovalCard
-            key={approval.requestId}
-            {...props}
-            approval={approval}
-            note={notes.get(approval.requestId)}
-            setNote={setNote(approval.requestId)}
-          />
-        ))}
-      </ul>
       {settled.map(([requestId, note]) => (
         <p key={requestId} class={`notice ${note.tone}`} role="status">
           <code>{requestId}</code>: {note.text}{" "}

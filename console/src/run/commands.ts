@@ -19,7 +19,14 @@ export interface TrackedCommand {
   guessed?: boolean;
 }
 
-const RANK: Record<string, number> = { queued: 0, delivered: 1, unknown: 2, applied: 3, rejected: 3 };
+const RANK: Record<string, number> = {
+  queued: 0,
+  delivered: 1,
+  unknown: 2,
+  applied: 3,
+  rejected: 3,
+  "never delivered": 3,
+};
 const rank = (state: string) => RANK[state] ?? 0;
 
 export class CommandTracker {
@@ -84,8 +91,17 @@ export class CommandTracker {
         this.runnerHolds = true;
         break;
       case "run.stalled":
-      case "run.finished":
         this.runnerHolds = false;
+        break;
+      case "run.finished":
+        // The run ended: a command no runner ever took never will be.
+        this.runnerHolds = false;
+        for (const command of this.commands.values()) {
+          if (command.state === "queued") {
+            command.state = "never delivered";
+            command.guessed = false;
+          }
+        }
         break;
     }
   }

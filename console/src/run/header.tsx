@@ -151,7 +151,9 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
           {run.outcome.exitCode !== undefined && <span class="muted"> exit code {run.outcome.exitCode}</span>}
           {run.outcome.error && (
             <p class="outcome-error">
-              <code>{run.outcome.error.code}</code> {run.outcome.error.message}
+              {/* A code or first word that only repeats the status ("cancelled") says nothing the badge does not. */}
+              {run.outcome.error.code !== run.outcome.status && <code>{run.outcome.error.code}</code>}{" "}
+              {run.outcome.error.message.replace(new RegExp(`^${run.outcome.status}\\s+`, "i"), "")}
             </p>
           )}
         </div>

@@ -14,6 +14,9 @@ import { CommandTracker } from "./commands.ts";
 import { Controls } from "./controls.tsx";
 import { type LiveState, RunFeed } from "./feed.ts";
 import { RunHeader } from "./header.tsx";
+import { QueuedHint } from "./queued.tsx";
+import { RerunButton, RerunLinks } from "./rerun.tsx";
+import { Timeline } from "../timeline/view.tsx";
 
 /** The run page: header, pending approvals, the live transcript and the command controls. */
 export interface RunPageProps {
@@ -56,6 +59,7 @@ export function RunPage(props: RunPageProps) {
   const [attempt, retry] = useReducer((n: number) => n + 1, 0);
   const [version, bump] = useReducer((n: number) => n + 1, 0);
   const [toast, setToast] = useState<string | null>(null);
+  const [view, setView] = useState<"conversation" | "timeline">("conversation");
   const transcript = useRef(new Transcript());
   const tracker = useRef(new CommandTracker(false));
   const feed = useRef<RunFeed | null>(null);
@@ -172,6 +176,14 @@ export function RunPage(props: RunPageProps) {
   const onCopyLink = useCallback((seq: number) => copyLink.current(seq), []);
   const loadEarlier = useCallback(() => feed.current?.loadEarlier() ?? Promise.resolve(), []);
   const reach = useCallback((seq: number) => feed.current?.reach(seq) ?? Promise.resolve(), []);
+  /** A timeline bar: back to the conversation, at its first event's row. */
+  const onPick = useCallback(
+    (seq: number) => {
+      setView("conversation");
+      replaceFragment(writeFragment({ token: credential.kind === "token" ? credential.secret : null, seq }));
+    },
+    [credential],
+  );
   const onSent = useCallback(
     (command: CommandRecord) => {
       tracker.current.sentCommand(command);
@@ -221,11 +233,14 @@ export function RunPage(props: RunPageProps) {
         now={now}
         actions={
           <>
+            {may.share && <RerunButton api={api} runId={runId} />}
             {may.share && <ShareButton api={api} runId={runId} />}
             <DownloadButton api={api} runId={runId} />
           </>
         }
       />
+      <RerunLinks api={api} runId={runId} version={ended ? 1 : 0} />
+      <QueuedHint api={api} run={run} canMint={may.share} />
       <RecoveryPanel api={api} run={run} canDecide={may.interact} now={now} onSettled={refresh} />
       <Approvals
         api={api}
@@ -235,17 +250,43 @@ export function RunPage(props: RunPageProps) {
         now={now}
         onSettled={refresh}
       />
+      <div class="view-tabs" role="tablist" aria-label="Views of the run">
+        {(["conversation", "timeline"] as const).map((name) => (
+          <button
+            key={name}
+            type="button"
+            role="tab"
+            class="chip"
+            aria-selected={view === name}
+            onClick={() => setView(name)}
+          >
+            {name === "conversation" ? "Conversation" : "Timeline"}
+          </button>
+        ))}
+      </div>
       <div class="run-grid">
-        <TranscriptView
-          transcript={transcript.current}
-          version={version}
-          hasEarlier={feed.current?.hasEarlier ?? false}
-          loadEarlier={loadEarlier}
-          reach={reach}
-          lastSeq={run.lastSeq}
-          target={target}
-          onCopyLink={onCopyLink}
-        />
+        {view === "timeline" ? (
+          <Timeline
+            events={feed.current?.events ?? []}
+            version={version}
+            now={now}
+            ended={ended}
+            hasEarlier={feed.current?.hasEarlier ?? false}
+            loadAll={() => reach(1)}
+            onPick={onPick}
+          />
+        ) : (
+          <TranscriptView
+            transcript={transcript.current}
+            version={version}
+            hasEarlier={feed.current?.hasEarlier ?? false}
+            loadEarlier={loadEarlier}
+            reach={reach}
+            lastSeq={run.lastSeq}
+            target={target}
+            onCopyLink={onCopyLink}
+          />
+        )}
         <aside class="side">
           <Controls
             api={api}

@@ -31,7 +31,12 @@ function commandTitle(data: Fields): string {
   return `${type[0]?.toUpperCase() ?? ""}${type.slice(1)} command queued`;
 }
 
-export function describe(event: RunEvent): Summary {
+/** What the transcript knows besides the event: for a claim, the runner it took over from. */
+export interface Context {
+  replaced?: string | undefined;
+}
+
+export function describe(event: RunEvent, context: Context = {}): Summary {
   const data = fields(event.data);
   switch (event.type) {
     case "run.created": {
@@ -41,11 +46,14 @@ export function describe(event: RunEvent): Summary {
     }
     case "run.claimed": {
       const unknown = Number(data.unknownCommands ?? 0);
+      const previous = Number(data.previousEpoch ?? 0);
+      const takeover =
+        previous > 0 ? `took over from ${context.replaced ?? "the runner"} (epoch ${previous})` : undefined;
       const note = unknown > 0 ? `${unknown} command${unknown === 1 ? "" : "s"} now unknown` : undefined;
       return withDetail(
         `Claimed by ${str(data.runnerId) ?? "a runner"} · epoch ${str(data.epoch) ?? "?"}`,
         "neutral",
-        note,
+        [takeover, note].filter(Boolean).join(" · ") || undefined,
       );
     }
     case "run.stalled":
@@ -82,11 +90,14 @@ export function describe(event: RunEvent): Summary {
     }
     case "command.acked": {
       const state = str(data.state) ?? "acked";
-      return withDetail(
-        `Command ${state}`,
-        state === "rejected" ? "bad" : state === "applied" ? "good" : "neutral",
-        str(data.commandId),
-      );
+      const tone = state === "rejected" ? "bad" : state === "applied" ? "good" : "neutral";
+      const commandId = str(data.commandId) ?? "";
+      // An approval decision travels as a command the object names `~approval:<requestId>`: say so.
+      const approval = /^~approval:(.+)$/.exec(commandId)?.[1];
+      if (approval) return { title: `Decision on ${approval} ${state} by the runner`, tone };
+      // A cancel sent with no commandId of its own is `~cancel`.
+      if (commandId === "~cancel") return { title: `Cancel ${state} by the runner`, tone };
+      return withDetail(`Command ${state}`, tone, commandId.startsWith("~") ? undefined : commandId || undefined);
     }
     case "approval.requested": {
       const what = [data.tool ?? data.toolName, data.command ?? data.input ?? data.action]

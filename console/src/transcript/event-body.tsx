@@ -32,7 +32,7 @@ function RawBody({ row }: { row: EventRow }) {
 
 export function EventBody({ row }: { row: EventRow }) {
   if (row.kind === "raw") return <RawBody row={row} />;
-  const summary = describe(row.event);
+  const summary = describe(row.event, { replaced: row.replaced });
   return (
     <div class={`timeline tone-${summary.tone}`}>
       <span class="timeline-title">{summary.title}</span>

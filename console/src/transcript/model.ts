@@ -61,6 +61,8 @@ export interface EventRow extends RowBase {
   event: RunEvent;
   /** For an approval request: the tool call it is about. */
   tool?: { seq: number; name: string; headline: string };
+  /** For a claim that took over: the runner that held the epoch before (when that claim is loaded). */
+  replaced?: string;
 }
 export type Row = MessageRow | ReasoningRow | ToolRow | EventRow;
 
@@ -110,6 +112,8 @@ export class Transcript {
   private readonly toolOfRequest = new Map<string, ToolRow>();
   /** The open run of id-less text deltas (ndjson output lines), joined while nothing interrupts them. */
   private plainText: MessageRow | null = null;
+  /** Who claimed each epoch, for a takeover row to say whom it replaced. */
+  private readonly claimedBy = new Map<number, string>();
   /** The open THINKING_* block, which AG-UI does not give an id. */
   private thinking: ReasoningRow | null = null;
 
@@ -155,8 +159,17 @@ export class Transcript {
     if (type === "agent.session") return this.single(event, "session", "control");
     if (type === "approval.requested") return this.approvalRequested(event, data);
     if (type === "approval.resolved" || type === "approval.expired") this.approvalSettled(type, data);
+    if (type === "run.claimed") return this.claimed(event, data);
     if (CONTROL_TYPES.has(type)) return this.single(event, "control", controlCategory(event));
     return this.single(event, "raw", "other");
+  }
+
+  private claimed(event: RunEvent, data: Fields): EventRow {
+    const row = this.single(event, "control", "control");
+    const replaced = this.claimedBy.get(Number(data.previousEpoch));
+    if (replaced) row.replaced = replaced;
+    if (typeof data.runnerId === "string") this.claimedBy.set(Number(data.epoch), data.runnerId);
+    return row;
   }
 
   private single(event: RunEvent, kind: EventRow["kind"], category: Category): EventRow {

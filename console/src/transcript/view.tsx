@@ -26,6 +26,14 @@ export interface TranscriptViewProps {
 
 const ALL = () => new Set<Category>(CATEGORIES.map((c) => c.id));
 
+/** The approval a row of the Approvals category is about: its requestId (or the row, lacking one). */
+function approvalKey(row: Row): string {
+  const data = row.events[0]?.data as { requestId?: unknown } | null | undefined;
+  return typeof data?.requestId === "string" ? `r:${data.requestId}` : `k:${row.key}`;
+}
+
+const rowsLabel = (n: number) => `${n} ${n === 1 ? "row" : "rows"}`;
+
 /** First index whose row starts at or after `seq` (rows are ordered by their first seq). */
 function lowerBound(rows: readonly Row[], seq: number): number {
   let lo = 0;
@@ -64,7 +72,13 @@ export function TranscriptView(props: TranscriptViewProps) {
   );
   const counts = useMemo(() => {
     const tally = new Map<Category, number>();
-    for (const row of transcript.rows) tally.set(row.category, (tally.get(row.category) ?? 0) + 1);
+    // An approval is several rows (asked, the decision sent, resolved): the chip counts approvals.
+    const approvals = new Set<string>();
+    for (const row of transcript.rows) {
+      if (row.category === "approvals") approvals.add(approvalKey(row));
+      else tally.set(row.category, (tally.get(row.category) ?? 0) + 1);
+    }
+    tally.set("approvals", approvals.size);
     return tally;
   }, [transcript, version]);
 
@@ -222,15 +236,15 @@ export function TranscriptView(props: TranscriptViewProps) {
           <span class="sr-only">Search the transcript</span>
           <input
             type="search"
-            placeholder="Search transcript"
+            placeholder="Search"
             value={query}
             onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)}
           />
         </label>
         <span class="muted shown-count">
           {visible.length === transcript.rows.length
-            ? `${visible.length} rows`
-            : `${visible.length} of ${transcript.rows.length} rows`}
+            ? rowsLabel(visible.length)
+            : `${visible.length} of ${rowsLabel(transcript.rows.length)}`}
           {props.hasEarlier ? " · earlier events not loaded" : ""}
         </span>
       </div>

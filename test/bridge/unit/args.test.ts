@@ -231,9 +231,9 @@ describe("every command", () => {
     expect(refusal(["launch"])).toBe("unknown command launch");
   });
 
-  it("a bad flag exits 1 with the reason and the usage; help exits 0 with the usage", () => {
+  it("a bad flag exits 64 with the reason and the usage; help exits 0 with the usage", () => {
     const bad = spawnSync(NODE, [BRIDGE_BIN, "run", ...REQUIRED, "--colour", "blue", "--", "x"], { encoding: "utf8" });
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(64);
     expect(bad.stderr).toMatch(/^runner-bridge: .*--colour/);
     expect(bad.stderr).toContain("usage:\n  runner-bridge run");
     const help = spawnSync(NODE, [BRIDGE_BIN, "--help"], { encoding: "utf8" });

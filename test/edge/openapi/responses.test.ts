@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun, KEY_B, uniqueRunId } from "../helpers.ts";
 import { lose, patterned, runWith, session, sha256 } from "../recovery-helpers.ts";
@@ -109,6 +110,26 @@ describe("runs, as documented", () => {
     );
     expect(runner.body.error.code).toBe("invalid_body");
     expect((await api.send("post", `${RUN}/tokens`, { runId: "nope" }, { json: { role: "viewer" } })).status).toBe(404);
+  });
+
+  it("dev sign-in: the key on a loopback host with DEV_SIGN_IN_KEY set, nulls on any other host", async () => {
+    const worker = (exports as unknown as { default: Fetcher }).default;
+    const local = await worker.fetch("http://localhost:8787/v1/dev/sign-in");
+    expect(await api.expectResponse("get", "/v1/dev/sign-in", local)).toEqual({ key: "key-a", tenant: "tenant-a" });
+    const elsewhere = await api.send("get", "/v1/dev/sign-in", {}, { key: null });
+    expect([elsewhere.status, elsewhere.body]).toEqual([200, { key: null, tenant: null }]);
+  });
+
+  it("rerun: 201, the same id again 200; reruns: 200 both ways; an unknown run 404", async () => {
+    const { run } = await createRun({ input: { prompt: "again" } });
+    const made = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: {} });
+    expect(made).toMatchObject({ status: 201, body: { run: { input: { prompt: "again" } } } });
+    const id = made.body.run.id;
+    const same = await api.send("post", `${RUN}/rerun`, { runId: run.id }, { json: { runId: id } });
+    expect(same).toMatchObject({ status: 200, body: { run: { id } } });
+    const links = await api.send("get", `${RUN}/reruns`, { runId: id });
+    expect(links).toMatchObject({ status: 200, body: { rerunOf: run.id, reruns: [] } });
+    expect((await api.send("post", `${RUN}/rerun`, { runId: "nope" }, { json: {} })).status).toBe(404);
   });
 
   it("revoking tokens: one 200, an unknown id 404, all 200; the revoked token 401", async () => {

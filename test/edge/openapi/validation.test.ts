@@ -39,6 +39,7 @@ describe("request validation", () => {
       "post /v1/runs/{runId}/cancel",
       "post /v1/runs/{runId}/commands",
       "post /v1/runs/{runId}/recover",
+      "post /v1/runs/{runId}/rerun",
       "post /v1/runs/{runId}/tokens",
     ]);
     const { run } = await createRun();
