@@ -11,6 +11,7 @@ export const MEASUREMENT_IDS = [
   "viewers",
   "runs",
   "counts",
+  "pools",
 ];
 export const TARGET_NAMES = ["serve", "dev", "ref-file", "ref-mem"] as const;
 

@@ -18,6 +18,7 @@
 import os from "node:os";
 import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
+import { measurePools, printPools } from "./measure-pools.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { parseBenchOptions, USAGE } from "./options.ts";
 import { machine, printCounts, printServerErrors, printTable } from "./report.ts";
@@ -87,6 +88,10 @@ async function main(): Promise<void> {
     const counts = await measureCounts(metered);
     printCounts(counts);
     printCost(counts);
+  }
+  if (options.only.has("pools")) {
+    await start("serve-pools", () => startServe());
+    printPools(await measurePools(targets.at(-1) as Target));
   }
   console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // The demo agent: a scripted but realistic AG-UI session for runner-bridge's ndjson adapter.
 // It streams a message, runs a tool (arguments streamed, then a result), asks for approval before
-// writing a file and waits for the operator's decision on stdin, then finishes and exits 0.
+// writing a file and waits for the operator's decision on stdin, then finishes and exits 0. When
+// its prompt asks for no fix (say "why do the payments tests fail?") it reports and finishes.
 //   node demo/agent.mjs [--run ID] [--pace MS]     (MS between streamed pieces, default 60)
+//   (or AGENT_RUN_ID and AGENT_RUN_DEMO_PACE_MS in its environment)
 import fs from "node:fs";
 import readline from "node:readline";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({ options: { run: { type: "string" }, pace: { type: "string" } } });
-const runId = values.run ?? "demo";
-const pace = Number(values.pace ?? 60);
+// Under runner-bridge the run's id and the pace may come from the environment (a pool's profile).
+const runId = values.run ?? process.env.AGENT_RUN_ID ?? "demo";
+const pace = Number(values.pace ?? process.env.AGENT_RUN_DEMO_PACE_MS ?? 60);
 const threadId = `thread-${runId}`;
 const REQUEST = "write-round-fix";
 
@@ -38,17 +41,22 @@ async function tool(toolCallId, toolCallName, args, result, workMs) {
   emit("TOOL_CALL_RESULT", { messageId: `result-${toolCallId}`, toolCallId, role: "tool", content: result });
 }
 
-// stdin carries the bridge's commands: {"type":"input",...} and {"type":"approval.resolved",...}.
+// stdin carries the run's prompt first ({"type":"prompt","text"}, when it has one), then the
+// bridge's commands: {"type":"input",...} and {"type":"approval.resolved",...}.
 const inbox = [];
+let prompt = null;
 let wake = null;
 let closed = false;
 const lines = readline.createInterface({ input: process.stdin });
 lines.on("line", (line) => {
+  let message;
   try {
-    inbox.push(JSON.parse(line));
+    message = JSON.parse(line);
   } catch {
     return;
   }
+  if (message?.type === "prompt" && typeof message.text === "string") prompt = message.text;
+  else inbox.push(message);
   wake?.();
 });
 lines.on("close", () => {
@@ -84,6 +92,16 @@ await tool(
   "11 passed, 1 failed\nFAIL payments > rounds half-cent amounts\n  expected 10.01, received 10",
   pace * 8,
 );
+// Asked only to look (a prompt that asks for no fix or change), it reports and finishes on its own.
+if (prompt !== null && !/\b(fix|change|edit|write|repair)/i.test(prompt)) {
+  await say(
+    "msg-2",
+    "One test fails: roundCents truncates half cents instead of rounding them. " +
+      "The fix is one line in src/payments/round.ts (Math.trunc to Math.round); ask me to fix it and I will.",
+  );
+  emit("RUN_FINISHED", { threadId, runId, result: { fixed: false } });
+  process.exit(0);
+}
 await say(
   "msg-2",
   "One test fails: roundCents truncates half cents instead of rounding them. " +

@@ -1,10 +1,13 @@
 /**
- * `npm run demo`: a run of the demo agent (demo/agent.mjs) under runner-bridge, against the local
- * server, or a server this script starts (and stops again when the demo ends) if nothing answers.
+ * `npm run demo`: a run of the `demo` agent profile (agents.json: demo/agent.mjs) that a pool host
+ * picks up, against the local server, or a server this script starts (and stops again when the
+ * demo ends) if nothing answers. The embedded pool of `npm start` runs it; without one serving the
+ * profile the demo starts a pool host of its own (a pool key minted for it, revoked at the end).
  * Prints the console link and the `agent-run watch` command, then waits for the run to end; the
  * agent stops to ask for approval, which an operator gives in the console or with `agent-run approve`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { launchPoolHost } from "../serve/dev-pool.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -81,10 +84,10 @@ async function ensureServer(): Promise<Server> {
 
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-/** Waits up to `ms` for the process to exit on its own. */
-async function exitWithin(child: ChildProcess, ms: number): Promise<void> {
+/** Waits up to `ms` for `probe` to hold (it may not: the caller goes on either way). */
+async function pollFor(ms: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!hasExited(child) && Date.now() < deadline) await sleep(50);
+  while (!(await probe()) && Date.now() < deadline) await sleep(100);
 }
 
 /** SIGTERM to the process group, SIGKILL after `graceMs`; resolves once the leader has exited. */
@@ -104,31 +107,33 @@ async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
   clearTimeout(timer);
 }
 
-function startBridge(runId: string, runnerToken: string, dir: string): ChildProcess {
-  const bridge = spawn(
-    process.execPath,
-    [
-      path.join(REPO, "runner-bridge/bin/runner-bridge.mjs"),
-      ...["run", "--edge", url, "--run", runId, "--dir", dir, "--quiet", "--"],
-      ...[process.execPath, path.join(REPO, "demo/agent.mjs"), "--run", runId],
-      ...(process.env.AGENT_RUN_DEMO_PACE_MS ? ["--pace", process.env.AGENT_RUN_DEMO_PACE_MS] : []),
-    ],
-    // The token in the environment, never in argv, where the process list would show it.
-    {
-      cwd: REPO,
-      detached: true,
-      stdio: ["ignore", "inherit", "pipe"],
-      env: { ...process.env, RUNNER_BRIDGE_TOKEN: runnerToken },
+interface Pool {
+  started: boolean;
+  /** Null while the pool runs (or when it is not the demo's own). */
+  gone(): string | null;
+  stop(): Promise<void>;
+}
+
+/** A connected pool host serving the demo profile, or one started for this demo. */
+async function ensurePool(dir: string): Promise<Pool> {
+  const { hosts } = (await api.call<{ hosts: { profiles: string[]; queue: string }[] }>("GET", "/v1/pools")).body;
+  if (hosts.some((h) => h.queue === "default" && h.profiles.includes("demo"))) {
+    return { started: false, gone: () => null, stop: async () => {} };
+  }
+  const minted = (await api.call<{ id: string; key: string }>("POST", "/v1/pool-keys", { label: "npm run demo" })).body;
+  const pool = launchPoolHost({ url, key: minted.key, slots: 1, dir, quiet: true });
+  return {
+    started: true,
+    gone: () => (pool.exited() ? `the demo's pool host exited ${pool.child.exitCode ?? pool.child.signalCode}` : null),
+    async stop() {
+      await pool.stop();
+      await api.call("DELETE", `/v1/pool-keys/${minted.id}`).catch(() => {});
     },
-  );
-  bridge.stderr?.on("data", (d: Buffer) => {
-    for (const line of d.toString().split("\n")) if (line.trim()) process.stderr.write(`runner-bridge: ${line}\n`);
-  });
-  return bridge;
+  };
 }
 
 /** Prints each approval once as it is asked for; resolves with the run once it has ended. */
-async function follow(runId: string, bridge: ChildProcess, command: (sub: string) => string): Promise<RunRecord> {
+async function follow(runId: string, pool: Pool, command: (sub: string) => string): Promise<RunRecord> {
   const announced = new Set<string>();
   for (;;) {
     const run = await api.getRun(runId);
@@ -139,14 +144,12 @@ async function follow(runId: string, bridge: ChildProcess, command: (sub: string
       say(`  ${command(`approve ${runId} ${approval.requestId}`)}`);
     }
     if (exitForStatus(run.status) !== null) return run;
-    if (hasExited(bridge)) {
+    const gone = pool.gone();
+    if (gone) {
       // it may have exited because the run just ended: look once more before calling it early
       const last = await api.getRun(runId);
       if (exitForStatus(last.status) !== null) return last;
-      throw new CliError(
-        "bridge_exit",
-        `runner-bridge exited ${bridge.exitCode ?? bridge.signalCode} before the run ended`,
-      );
+      throw new CliError("pool_exit", `${gone} before the run ended`);
     }
     await sleep(POLL_MS);
   }
@@ -154,15 +157,16 @@ async function follow(runId: string, bridge: ChildProcess, command: (sub: string
 
 async function main(): Promise<number> {
   const server = await ensureServer();
-  let bridge: ChildProcess | null = null;
+  let pool: Pool | null = null;
   let runId: string | null = null;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-run-demo-"));
   const shutdown = async () => {
-    if (bridge) {
-      // After the run ends the bridge acknowledges, cleans up and exits by itself.
-      await exitWithin(bridge, 30_000);
-      await stopGroup(bridge, 10_000);
+    if (pool?.started && runId) {
+      // After the run ends its bridge acknowledges, cleans up and exits by itself; then the pool stops.
+      const id = runId;
+      await pollFor(30_000, async () => (await api.getRun(id).catch(() => null))?.runner.connected === false);
     }
+    await pool?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
     await server.stop();
   };
@@ -175,19 +179,17 @@ async function main(): Promise<number> {
       .finally(() => process.exit(EXIT.interrupted));
   });
   try {
+    pool = await ensurePool(dir);
     runId = `demo-${Date.now().toString(36)}`;
-    const created = (
-      await api.call<{ run: RunRecord; runnerToken: string }>("POST", "/v1/runs", {
-        runId,
-        agent: { name: "demo-agent" },
-        input: { prompt: "The payments tests fail; find out why and fix it." },
-        metadata: { demo: true },
-      })
-    ).body;
+    await api.call<{ run: RunRecord }>("POST", "/v1/runs", {
+      runId,
+      agent: "demo",
+      input: { prompt: "The payments tests fail; find out why and fix it." },
+      metadata: { demo: true },
+    });
     const viewer = (
       await api.call<{ token: string }>("POST", runPath(runId, "/tokens"), { role: "viewer", interact: true })
     ).body;
-    bridge = startBridge(runId, created.runnerToken, dir);
     const env = [
       process.env.AGENT_RUN_KEY ? "" : `AGENT_RUN_KEY=${key} `,
       // Set for the demo alone (`AGENT_RUN_URL=… npm run demo`), it is not in the next shell: say it.
@@ -195,11 +197,11 @@ async function main(): Promise<number> {
     ].join("");
     const command = (sub: string) => `${env}npx agent-run ${sub}`;
     say(
-      `\ndemo run ${runId} is running the demo agent under runner-bridge (${server.started ? "a server started for the demo" : url})`,
+      `\ndemo run ${runId} is running the demo agent on ${pool.started ? "a pool host started for the demo" : "the pool serving the demo profile"} (${server.started ? "a server started for the demo" : url})`,
     );
     say(`  console  ${consoleLink(url, runId, viewer.token)}`);
     say(`  watch    ${command(`watch ${runId}`)}`);
-    const run = await follow(runId, bridge, command);
+    const run = await follow(runId, pool, command);
     say(`\nrun ${runId} ${run.status}${run.outcome?.error ? `: ${run.outcome.error.message}` : ""}`);
     return exitForStatus(run.status) ?? EXIT.error;
   } finally {

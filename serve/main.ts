@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { BuildFailed, buildBundle, REPO } from "./build.ts";
+import { type DevPool, startDevPool } from "./dev-pool.ts";
 import { parseOptions, type ServeOptions, USAGE, UsageError } from "./options.ts";
 import { writeMeterEntry } from "./meter-entry.ts";
 import { MissingSecret, readDevVars, resolveSecrets } from "./secrets.ts";
@@ -131,12 +132,14 @@ async function main(): Promise<number> {
   // the server closed can linger ~10 s (the close handshake with Node's client), so after
   // DRAIN_MS a SIGINT makes workerd exit at once; every write it acknowledged is already on disk.
   let stopping = false;
+  let pool: DevPool | null = null;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
       child.kill("SIGINT");
       return;
     }
     stopping = true;
+    await pool?.stop();
     log(`${signal}: stopping workerd`);
     child.kill("SIGTERM");
     const interrupt = setTimeout(() => {
@@ -162,6 +165,12 @@ async function main(): Promise<number> {
       log(
         `serving http://${socketAddress(options.host, options.port)} (workerd ${workerd.version}, data ${options.dataDir})`,
       );
+      if (options.pool) {
+        pool = await startDevPool({ url, dataDir: options.dataDir, say: log }).catch((error: Error) => {
+          log(`embedded pool not started: ${error.message}`);
+          return null;
+        });
+      }
     }
   } catch (error) {
     log(`cannot start: ${(error as Error).message}`);

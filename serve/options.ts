@@ -17,6 +17,8 @@ export interface ServeOptions {
   inspector: string | null;
   /** Bench only: wrap the bundle to count requests and SQLite rows (`GET /__meter`). Never in production. */
   meter: boolean;
+  /** With --dev: the embedded default pool beside the edge (serve/dev-pool.ts); `--no-pool` leaves it out. */
+  pool: boolean;
 }
 
 export const USAGE = `npm run serve -- [options]
@@ -27,7 +29,9 @@ the same Durable Objects with SQLite state on local disk, alarms, and static ass
   --port N            listen port (default 8787)
   --host ADDR         listen address (default 127.0.0.1; 0.0.0.0 for every interface)
   --data DIR          Durable Object state (default .data/serve)
-  --dev               development: secrets missing from the environment come from .dev.vars
+  --dev               development: secrets missing from the environment come from .dev.vars,
+                      and a local pool host (2 slots, agents.json) runs the runs that name a profile
+  --no-pool           with --dev: no local pool host
   --var NAME=VALUE    a plain-text binding, e.g. --var ALLOW_ANONYMOUS_STREAMS=true (repeatable)
   --config FILE       wrangler config to serve (default wrangler.toml)
   --inspector ADDR    open workerd's inspector on ADDR (host:port), for CPU profiles
@@ -66,6 +70,7 @@ export function parseOptions(argv: string[], cwd: string): ServeOptions | "help"
     vars,
     inspector: values.inspector ?? null,
     meter: values.meter ?? false,
+    pool: (values.dev ?? false) && !(values["no-pool"] ?? false),
   };
 }
 
@@ -83,6 +88,7 @@ function parse(argv: string[]) {
       var: { type: "string", multiple: true },
       inspector: { type: "string" },
       meter: { type: "boolean" },
+      "no-pool": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -49,9 +49,19 @@ const json = { json: bool };
 export const COMMANDS = {
   create: {
     args: [],
-    synopsis: "create [--id ID] [--input JSON|@file] [--agent NAME] [--timeout NAME=MS ...] [--json]",
-    summary: "create a run; prints its id, both tokens and the console link",
-    options: { id: str, input: str, agent: str, timeout: { type: "string", multiple: true }, ...json },
+    synopsis:
+      "create [--id ID] [--input JSON|@file] [--agent PROFILE [--prompt TEXT] [--queue Q]] [--timeout NAME=MS ...] [--json]",
+    summary:
+      "create a run (with --agent, a pool host serving that profile runs it); prints its id, tokens and console link",
+    options: {
+      id: str,
+      input: str,
+      agent: str,
+      prompt: str,
+      queue: str,
+      timeout: { type: "string", multiple: true },
+      ...json,
+    },
   },
   list: {
     args: [],
@@ -121,6 +131,24 @@ export const COMMANDS = {
     options: { role: str, interact: bool, ttl: str, ...json },
   },
   delete: { args: ["ID"], synopsis: "delete ID [--json]", summary: "delete a finished run", options: json },
+  pools: {
+    args: [],
+    synopsis: "pools [--json]",
+    summary: "the connected pool hosts: queue, profiles, slots, runs",
+    options: json,
+  },
+  queues: {
+    args: [],
+    synopsis: "queues [--json]",
+    summary: "the queues: depth, running, limit, hosts, free slots",
+    options: json,
+  },
+  queue: {
+    args: ["NAME"],
+    synopsis: "queue NAME [--max-concurrent N|none] [--json]",
+    summary: "one queue; --max-concurrent sets how many of its runs may run at once",
+    options: { "max-concurrent": str, ...json },
+  },
   completion: {
     args: ["bash|zsh"],
     synopsis: "completion bash|zsh",

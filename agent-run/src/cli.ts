@@ -15,6 +15,7 @@ import {
 import { Api, CliError } from "./client.ts";
 import type { Context } from "./context.ts";
 import { paintFor } from "./format.ts";
+import { pools, queue, queues } from "./pools.ts";
 import { completion } from "./completion.ts";
 import { create, events, get, list, remove, token } from "./runs.ts";
 import { tokenScope } from "./token-scope.ts";
@@ -41,6 +42,9 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   recover,
   token,
   delete: remove,
+  pools,
+  queues,
+  queue,
 };
 
 function watch(ctx: Context): Promise<ExitCode> {

@@ -43,6 +43,7 @@ export async function create(ctx: Context): Promise<ExitCode> {
     return EXIT.ok;
   }
   const id = created.run.id;
+  const pooled = typeof body.agent === "string";
   ctx.print(
     status === 201
       ? `created run ${ctx.paint.bold(id)} (${created.run.status})`
@@ -53,10 +54,15 @@ export async function create(ctx: Context): Promise<ExitCode> {
       ["runner token", created.runnerToken],
       ["viewer token", created.viewerToken],
       ["console", `${link}  (read-only)`],
-      [
-        "run the agent",
-        `RUNNER_BRIDGE_TOKEN=<runner token> npx runner-bridge run --edge ${ctx.api.url} --run ${id} -- CMD...`,
-      ],
+      pooled
+        ? [
+            "runs on",
+            `a pool host serving ${body.agent} on queue ${stringValue(ctx.values, "queue") ?? "default"} (agent-run pools)`,
+          ]
+        : [
+            "run the agent",
+            `RUNNER_BRIDGE_TOKEN=<runner token> npx runner-bridge run --edge ${ctx.api.url} --run ${id} -- CMD...`,
+          ],
       ["watch", `npx agent-run watch ${id}`],
     ]),
   );
@@ -69,8 +75,18 @@ function createBody(ctx: Context): CreateRunBody {
   if (id !== undefined) body.runId = id;
   const input = stringValue(ctx.values, "input");
   if (input !== undefined) body.input = readJson(input, "--input", ctx.command);
+  // A profile name: the pool hosts define what it runs; the prompt is the agent's first message.
   const agent = stringValue(ctx.values, "agent");
-  if (agent !== undefined) body.agent = { name: agent };
+  if (agent !== undefined) body.agent = agent;
+  const prompt = stringValue(ctx.values, "prompt");
+  if (prompt !== undefined) {
+    const given = body.input ?? {};
+    if (typeof given !== "object" || given === null || Array.isArray(given))
+      throw new UsageError("--prompt needs --input to be a JSON object", ctx.command);
+    body.input = { ...given, prompt };
+  }
+  const queue = stringValue(ctx.values, "queue");
+  if (queue !== undefined) body.queue = queue;
   const timeouts: Partial<Timeouts> = {};
   for (const entry of (ctx.values.timeout as string[] | undefined) ?? []) {
     const match = /^([A-Za-z]+)=(\d+)$/.exec(entry);

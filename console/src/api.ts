@@ -12,6 +12,7 @@ import type {
   RunStatus,
   TokenBody,
 } from "../../src/protocol/index.ts";
+import type { PoolHostInfo, QueueInfo } from "./pools/types.ts";
 import type { Credential } from "./session.ts";
 
 /** One row of `GET /v1/runs` (the tenant index's listing). */
@@ -143,6 +144,15 @@ export class Api {
 
   mintToken(runId: string, body: TokenBody): Promise<{ token: string; role: string; interact: boolean }> {
     return this.call("POST", `${path(runId)}/tokens`, body);
+  }
+
+  /** The tenant's connected pool hosts (API key only). */
+  pools(): Promise<{ hosts: PoolHostInfo[] }> {
+    return this.call("GET", "/v1/pools");
+  }
+
+  queues(): Promise<{ queues: QueueInfo[] }> {
+    return this.call("GET", "/v1/queues");
   }
 
   /** Every event of the run, page by page (for the NDJSON download). */

@@ -8,6 +8,7 @@ import "./timeline.css";
 import { Component, type ComponentChildren, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ListPage } from "./list/page.tsx";
+import { PoolsPage } from "./pools/page.tsx";
 import { onLinkClick, replaceFragment, runPath, useLocation } from "./route.ts";
 import { RunPage } from "./run/page.tsx";
 import { type Credential, currentCredential, forgetKey, readFragment, tokenProblem, writeFragment } from "./session.ts";
@@ -74,7 +75,9 @@ function App() {
         ? `${route.runId} · Run console`
         : route.page === "list"
           ? "Runs · Run console"
-          : "Run console";
+          : route.page === "pools"
+            ? "Pools · Run console"
+            : "Run console";
   }, [route]);
 
   let page: ComponentChildren;
@@ -94,7 +97,7 @@ function App() {
     );
   } else if (!credential) {
     page = <SignIn onSignedIn={changed} />;
-  } else if (route.page === "list") {
+  } else if (route.page === "list" || route.page === "pools") {
     if (credential.kind === "token") {
       const runId = credential.claims?.runId;
       page = (
@@ -106,6 +109,8 @@ function App() {
           note={runId ? `A share link opens one run (${runId}); sign in with an API key to list runs.` : undefined}
         />
       );
+    } else if (route.page === "pools") {
+      page = <PoolsPage key={credential.secret} credential={credential} onSignIn={signInAgain} />;
     } else {
       page = <ListPage key={credential.secret} credential={credential} onSignIn={signInAgain} />;
     }
@@ -145,6 +150,16 @@ function App() {
           <span class="brand-mark" aria-hidden="true" />
           Run console
         </a>
+        {credential?.kind === "key" && (
+          <nav class="topnav" aria-label="Pages">
+            <a href="/" onClick={onLinkClick} aria-current={route.page === "list" ? "page" : undefined}>
+              Runs
+            </a>
+            <a href="/pools" onClick={onLinkClick} aria-current={route.page === "pools" ? "page" : undefined}>
+              Pools
+            </a>
+          </nav>
+        )}
         <SessionChip
           credential={credential}
           onSignOut={() => {

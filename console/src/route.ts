@@ -1,10 +1,15 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** The console's pages: `/` the runs list, `/runs/<id>` a run. */
-export type Route = { page: "list" } | { page: "run"; runId: string } | { page: "unknown"; path: string };
+/** The console's pages: `/` the runs list, `/runs/<id>` a run, `/pools` the pool hosts. */
+export type Route =
+  | { page: "list" }
+  | { page: "pools" }
+  | { page: "run"; runId: string }
+  | { page: "unknown"; path: string };
 
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "list" };
+  if (pathname === "/pools" || pathname === "/pools/") return { page: "pools" };
   const match = /^\/runs\/([^/]+)\/?$/.exec(pathname);
   if (match?.[1]) {
     try {

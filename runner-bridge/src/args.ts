@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
+import { POOL_USAGE } from "./pool/args.ts";
 import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
 /** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
@@ -60,6 +61,7 @@ SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
          --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
          directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
          workspace and HOME in it; a pool hides its root of runs)
+${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
                 --checkpoint-interval MS (default 60000), --quiet

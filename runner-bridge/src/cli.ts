@@ -24,13 +24,15 @@ import {
   removeRunFiles,
   runPaths,
 } from "./rundir.ts";
+import { poolMain } from "./pool/command.ts";
 import { prepareResume } from "./resume.ts";
 import { requireSandboxTools } from "./sandbox/check.ts";
 import { agentWorkspace, planSandbox, programPath } from "./sandbox/plan.ts";
 import { formatNetwork } from "./sandbox/policy.ts";
 import { Session } from "./session.ts";
 
-export async function main(argv: string[]): Promise<ExitCode> {
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "pool") return poolMain(argv.slice(1), USAGE);
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
     process.stderr.write(`runner-bridge: ${parsed.message}\n${USAGE}\n`);
@@ -155,7 +157,9 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
   const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), agentEnv, [args.token]);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId }, [
+    args.token,
+  ]);
   log.info(`launched ${command} for run ${args.runId}${sandboxNote(spec)}; journal ${paths.journal}`);
   return sessionFor(args, paths, spec, log).run();
 }
@@ -170,7 +174,7 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
   const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
   if (sandbox) spec.sandbox = sandbox;
-  await startAgent(paths, spec, createAdapter(spec.adapter, spec), env, [args.token]);
+  await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId }, [args.token]);
   log.info(
     `resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}${sandboxNote(spec)}; journal ${paths.journal}`,
   );

@@ -39,6 +39,10 @@ export const AgentProfile = z
     env: z.array(EnvName).default([]),
     /** The ndjson agent's own state path, relative to the run's workspace. */
     checkpoint: z.string().min(1).optional(),
+    /** The OS sandbox of the agent (runner-bridge --sandbox); a pool defaults to `os`. */
+    sandbox: z.enum(["none", "os"]).optional(),
+    /** Its network (runner-bridge --network: `none`, `host` or `allow:<domain,…>`); the pool checks the value. */
+    network: z.string().min(1).max(2000).optional(),
   })
   .strict();
 export type AgentProfile = z.infer<typeof AgentProfile>;

@@ -15,18 +15,20 @@ const stable = (r: RunRecord) => ({ ...r, runner: { ...r.runner, leaseExpiresAt:
 describe("create", () => {
   test("prints the id, both tokens and a read-only console link, with the flags in the stored run", async () => {
     const out = await run([
-      ...["create", "--id", "c-1", "--input", '{"prompt":"hi"}', "--agent", "codex"],
+      ...["create", "--id", "c-1", "--input", '{"files":["a.ts"]}', "--agent", "codex", "--prompt", "hi"],
       ...["--timeout", "claim=60000", "--timeout", "idleMs=120000"],
     ]);
     expect(out).toMatchObject({ code: 0, stderr: "" });
-    const [first, runner, viewer, consoleLine] = lines(out.stdout);
+    const [first, runner, viewer, consoleLine, runsOn] = lines(out.stdout);
     expect(first).toBe("created run c-1 (queued)");
     const runnerToken = /^runner token +(rt1\.\S+)$/.exec(runner ?? "")?.[1];
     const viewerToken = /^viewer token +(rt1\.\S+)$/.exec(viewer ?? "")?.[1];
-    expect(consoleLine).toBe(`console        ${edge.url}/runs/c-1#token=${viewerToken}  (read-only)`);
+    expect(consoleLine).toBe(`console       ${edge.url}/runs/c-1#token=${viewerToken}  (read-only)`);
+    expect(runsOn).toBe("runs on       a pool host serving codex on queue default (agent-run pools)");
 
+    // --agent names a pool profile; --prompt joins --input as its prompt.
     const stored = await edge.api.getRun("c-1");
-    expect(stored).toMatchObject({ input: { prompt: "hi" }, agent: { name: "codex" } });
+    expect(stored).toMatchObject({ input: { files: ["a.ts"], prompt: "hi" }, agent: "codex", queue: "default" });
     expect(stored.timeouts).toMatchObject({ claimMs: 60_000, idleMs: 120_000, heartbeatMs: 30_000 });
     const asViewer = await fetch(`${edge.url}/v1/runs/c-1`, { headers: { authorization: `Bearer ${viewerToken}` } });
     expect(asViewer.status).toBe(200);

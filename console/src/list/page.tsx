@@ -10,6 +10,7 @@ import { useRunDetails } from "./details.ts";
 import { EmptyRuns } from "./empty.tsx";
 import { type ListFilters, matchesFilters, readFilters, writeFilters } from "./filters.ts";
 import { DetailCells, DETAIL_HEADINGS } from "./row-details.tsx";
+import { PlacementCells, usePlacements } from "./placement.tsx";
 
 /** The tenant's runs, newest first, refreshed every few seconds, filtered by status, paged by cursor. */
 export const RUNS_PER_PAGE = 25;
@@ -67,6 +68,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
     };
   }, [api, status, cursor, reload]);
   const details = useRunDetails(api, page?.runs);
+  const placements = usePlacements(api, page?.runs);
 
   /** Filters live in the URL (`?status=…&agent=…&q=…`), so a filtered list is a link. */
   const chooseFilters = (next: ListFilters) => {
@@ -174,6 +176,8 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
                 ))}
                 <th scope="col">Created</th>
                 <th scope="col">Updated</th>
+                <th scope="col">Queue position</th>
+                <th scope="col">Host</th>
               </tr>
             </thead>
             <tbody>
@@ -207,6 +211,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
                       {relativeTime(run.updatedAt, now)}
                     </time>
                   </td>
+                  <PlacementCells placement={placements.get(run.runId)} />
                 </tr>
               ))}
             </tbody>

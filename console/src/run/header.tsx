@@ -3,6 +3,7 @@ import type { RunRecord } from "../../../src/protocol/index.ts";
 import { absoluteTime, duration, relativeTime } from "../format.ts";
 import { StatusBadge } from "../status.tsx";
 import type { LiveState } from "./feed.ts";
+import { POOL_FIELDS, PoolFacts } from "./pool-facts.tsx";
 
 const LIVE_LABEL: Record<LiveState, string> = {
   connecting: "Connecting…",
@@ -43,6 +44,7 @@ const KNOWN_FIELDS = new Set([
   "nativeSession",
   "checkpoint",
   "recovery",
+  ...POOL_FIELDS,
 ]);
 
 function extraFields(run: RunRecord): [string, string][] {
@@ -80,7 +82,7 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
   const { run, now } = props;
   const runner = run.runner;
   const ended = run.finishedAt !== null;
-  const agent = (run.agent as { name?: unknown } | null)?.name;
+  const agent = typeof run.agent === "string" ? run.agent : (run.agent as { name?: unknown } | null)?.name;
   return (
     <header class="run-header card">
       <div class="run-title">
@@ -139,6 +141,7 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
             <span class="muted">none</span>
           )}
         </Fact>
+        <PoolFacts run={run} />
         {extraFields(run).map(([name, value]) => (
           <Fact key={name} label={name}>
             <code>{value}</code>

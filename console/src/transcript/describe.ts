@@ -40,7 +40,7 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
   const data = fields(event.data);
   switch (event.type) {
     case "run.created": {
-      const agent = str(fields(data.agent).name);
+      const agent = typeof data.agent === "string" ? data.agent : str(fields(data.agent).name);
       const prompt = str(fields(data.input).prompt);
       return withDetail(`Run created${agent ? ` for ${agent}` : ""}`, "neutral", prompt && clip(prompt));
     }
@@ -62,6 +62,12 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
       return { title: `Runner resumed · epoch ${str(data.epoch) ?? "?"}`, tone: "good" };
     case "run.recovering":
       return withDetail(`Recovering · ${str(data.mode) ?? "?"}`, "warn", str(data.reason));
+    case "run.recovery.automatic":
+      return withDetail(
+        `Automatic recovery ${str(data.attempt) ?? "?"} of ${str(data.maxRecoveries) ?? "?"} · ${str(data.mode) ?? "?"}`,
+        "warn",
+        str(data.reason) ?? "no operator needed: the pool assigns the next start to a host",
+      );
     case "run.recovery.decided":
       return withDetail(`Recovery decided · ${str(data.action) ?? "?"}`, "neutral", str(data.commandId));
     case "run.generation.started": {

@@ -78,6 +78,7 @@ export const CONTROL_TYPES = new Set([
   "run.resumed",
   "run.recovering",
   "run.recovery.decided",
+  "run.recovery.automatic",
   "run.generation.started",
   "run.checkpoint",
   "run.finished",

@@ -8,14 +8,17 @@ import type { Adapter, CommandPlan, LineResult } from "./types.ts";
  * `type` is an AG-UI event type, `approval.requested` or `agent.session` passes through as that
  * event; any other typed object is CUSTOM `{name: type, value}`; any other line is text, a
  * TEXT_MESSAGE_CHUNK of the assistant message its run of text lines forms.
- * Input: `{"type":"input","text","commandId"}` and `{"type":"approval.resolved","requestId",
+ * Input: `--prompt` as a first `{"type":"prompt","text"}` line, then `{"type":"input","text","commandId"}` and `{"type":"approval.resolved","requestId",
  * "decision","reason"?,"commandId"}` lines on stdin. Interrupt: SIGINT to the process group.
  */
 export function ndjsonAdapter(): Adapter {
   const toEvent = ndjsonEvents();
   return {
     name: "ndjson",
-    startup: () => [],
+    startup: (spec) =>
+      spec.prompt === undefined
+        ? []
+        : [{ commandId: "ndjson:prompt", line: JSON.stringify({ type: "prompt", text: spec.prompt }) }],
     onLine(text): LineResult {
       return { event: toEvent(text) };
     },

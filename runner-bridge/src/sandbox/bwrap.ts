@@ -50,9 +50,10 @@ export function wrapLaunch(
     ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procCovers()],
     ...["--tmpfs", "/tmp", "--tmpfs", "/run"],
     ...resolverMounts(sandbox),
-    ...masks(sandbox.hiddenRoots),
+    ...hideRoots(sandbox.hiddenRoots),
     ...binds(sandbox),
     ...masks([...sandbox.hidden, ...systemSecrets()]),
+    ...readOnlyRoots(sandbox.hiddenRoots),
     ...(proxySocket ? ["--bind", proxySocket, PROXY_SOCKET_INSIDE] : []),
     ...["--chdir", sandbox.workspace],
     "--",
@@ -80,6 +81,23 @@ function binds(sandbox: SandboxSpec): string[] {
     if (fs.existsSync(dir)) out.push("--bind", dir, dir);
   }
   return out;
+}
+
+/**
+ * A hidden root becomes an empty tmpfs, writable for now: the read-write places inside it (a
+ * pool's run workspace) are bound onto mount points bwrap has to create there first.
+ */
+function hideRoots(paths: string[]): string[] {
+  return [...new Set(paths)]
+    .filter((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    .flatMap((dir) => ["--tmpfs", dir]);
+}
+
+/** Then read-only, after the binds and masks inside it: the places bound into it stay read-write (mounts of their own). */
+function readOnlyRoots(paths: string[]): string[] {
+  return [...new Set(paths)]
+    .filter((dir) => fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    .flatMap((dir) => ["--remount-ro", dir]);
 }
 
 /** Directories become an empty read-only tmpfs, files an empty read-only file. */
