@@ -38,3 +38,32 @@ describe("run page, event times", () => {
     }
   });
 });
+
+describe("timeline, event times", () => {
+  it("spreads events journaled during an outage by the agent's time, not their one arrival", async () => {
+    const created = await t.alpha.create("times-2", { agent: { name: "codex" }, timeouts: { heartbeatMs: 600_000 } });
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const ago = (min: number) => new Date(Date.now() - min * 60_000).toISOString();
+    // Both tool calls arrive in one batch, as after a takeover; the agent ran them minutes apart.
+    await runner.send([
+      { type: "TOOL_CALL_START", data: { toolCallId: "a", toolCallName: "build" }, time: ago(4) },
+      { type: "TOOL_CALL_RESULT", data: { toolCallId: "a", messageId: "m-a", content: "ok" }, time: ago(3) },
+      { type: "TOOL_CALL_START", data: { toolCallId: "b", toolCallName: "test" }, time: ago(2) },
+      { type: "TOOL_CALL_RESULT", data: { toolCallId: "b", messageId: "m-b", content: "ok" }, time: ago(1) },
+    ] as AgentEvent[]);
+    const { page } = await t.browser.open({ apiKey: ALPHA });
+    await page.goto(t.url("/runs/times-2"));
+    await page.locator("[data-live='live']").waitFor();
+    await page.getByRole("tab", { name: "Timeline" }).click();
+    await page.locator(".span-tool").nth(1).waitFor();
+    const tools = page.locator(".span-tool");
+    for (const i of [0, 1])
+      await expect(tools.nth(i).locator(".span-time").textContent()).resolves.toMatch(/^1 min 0\d s/);
+    const left = async (i: number) =>
+      Number.parseFloat(
+        (await tools.nth(i).locator(".span-bar").getAttribute("style"))?.match(/left:\s*([\d.]+)%/)?.[1] ?? "NaN",
+      );
+    expect((await left(1)) - (await left(0))).toBeGreaterThan(10);
+  });
+});

@@ -27,7 +27,9 @@ export interface Waterfall {
   end: number;
 }
 
-const at = (event: RunEvent) => Date.parse(event.time);
+// The agent's own time where it has one: events journaled while no bridge was attached arrive
+// together after a takeover, but happened minutes apart.
+const at = (event: RunEvent) => Date.parse(event.agentTime ?? event.time);
 const str = (value: unknown) => (typeof value === "string" ? value : undefined);
 
 export function buildWaterfall(events: readonly RunEvent[], now: number, ended: boolean): Waterfall {
@@ -38,8 +40,8 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
   let turns = 0;
   let runner: Span | null = null;
   let gap: Span | null = null;
-  const first = events[0];
-  const last = events[events.length - 1];
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
   const open = (span: Span) => {
     spans.push(span);
     return span;
@@ -54,6 +56,8 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
   };
   for (const event of events) {
     const t = at(event);
+    earliest = Math.min(earliest, t);
+    latest = Math.max(latest, t);
     const data = fields(event.data);
     switch (event.type) {
       case "run.created":
@@ -124,8 +128,9 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
         }
     }
   }
-  const start = first ? at(first) : now;
-  const end = ended && last ? at(last) : Math.max(now, last ? at(last) : now);
+  const any = events.length > 0;
+  const start = any ? earliest : now;
+  const end = ended && any ? latest : Math.max(now, any ? latest : now);
   // An ended run leaves nothing open: whatever was still open stopped with it.
   if (ended) {
     for (const span of spans) {
@@ -135,6 +140,8 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
       }
     }
   }
+  // Agent times and arrival times mix (lifecycle events have only the edge's): no bar runs backwards.
+  for (const span of spans) if (span.end !== null && span.end < span.start) span.end = span.start;
   return { spans, start, end: Math.max(end, start + 1) };
 }
 
