@@ -46,12 +46,13 @@ describe("timeline, event times", () => {
     t.runners.push(runner);
     const ago = (min: number) => new Date(Date.now() - min * 60_000).toISOString();
     // Both tool calls arrive in one batch, as after a takeover; the agent ran them minutes apart.
-    await runner.send([
+    const journaled = [
       { type: "TOOL_CALL_START", data: { toolCallId: "a", toolCallName: "build" }, time: ago(4) },
       { type: "TOOL_CALL_RESULT", data: { toolCallId: "a", messageId: "m-a", content: "ok" }, time: ago(3) },
       { type: "TOOL_CALL_START", data: { toolCallId: "b", toolCallName: "test" }, time: ago(2) },
       { type: "TOOL_CALL_RESULT", data: { toolCallId: "b", messageId: "m-b", content: "ok" }, time: ago(1) },
-    ] as AgentEvent[]);
+    ];
+    await runner.send(journaled as AgentEvent[]);
     const { page } = await t.browser.open({ apiKey: ALPHA });
     await page.goto(t.url("/runs/times-2"));
     await page.locator("[data-live='live']").waitFor();
