@@ -181,9 +181,13 @@ describe("run page", () => {
     const { page } = await t.browser.open({ apiKey: ALPHA });
     await page.goto(t.url("/runs/jump-1"));
     await page.locator("li.row", { hasText: "line 119" }).waitFor();
-    await page.locator(".transcript-scroll").evaluate((el) => el.scrollBy(0, -600));
     const jump = page.locator("button.jump");
-    await jump.waitFor();
+    // A render landing just after the scroll may snap the view back to the tail (it still follows
+    // until the scroll event is handled), so the reader scrolls up again until the button shows.
+    await waitFor("Jump to latest to show once the reader scrolls up", async () => {
+      await page.locator(".transcript-scroll").evaluate((el) => el.scrollBy(0, -600));
+      return (await jump.isVisible()) || undefined;
+    });
     const box = await jump.boundingBox();
     if (!box) throw new Error("Jump to latest has no box");
     const overlapping: string[] = [];

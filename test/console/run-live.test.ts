@@ -84,7 +84,7 @@ describe("run page, live", () => {
     await page.getByRole("button", { name: "All", exact: true }).press("Enter");
     await waitFor("every row back", async () => (await renderedRows(page)).length === all.length);
 
-    await page.getByPlaceholder("Search transcript").focus();
+    await page.getByPlaceholder("Search", { exact: true }).focus();
     await page.keyboard.type("42 tests pass");
     await waitFor("one matching row", async () => (await renderedRows(page)).length === 1);
     expect((await renderedRows(page))[0]?.text).toBe("All 42 tests pass now.");
