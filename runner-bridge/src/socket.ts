@@ -14,7 +14,7 @@ export interface SocketHandlers {
   onClose(code: number, reason: string): void;
 }
 
-interface NodeWebSocket {
+export interface NodeWebSocket {
   readonly readyState: number;
   readonly bufferedAmount: number;
   send(data: string): void;
@@ -28,12 +28,18 @@ type NodeWebSocketCtor = new (url: string, init: { headers: Record<string, strin
 
 const OPEN = 1;
 
-export function connectSocket(edge: string, runId: string, token: string, handlers: SocketHandlers): Socket {
+/**
+ * Node's global WebSocket client dialling `url` with a bearer credential. The credential goes in a
+ * header (Node's client can set one), never in the URL, where proxies and access logs would keep it.
+ */
+export function openBearerSocket(url: string, credential: string): NodeWebSocket {
   const Ctor = (globalThis as unknown as { WebSocket?: NodeWebSocketCtor }).WebSocket;
   if (!Ctor) throw new Error("this Node has no global WebSocket (need Node >= 22)");
-  // The token goes in a header (Node's client can set one), never in the URL, where proxies and
-  // access logs would keep it.
-  const ws = new Ctor(runnerSocketUrl(edge, runId), { headers: { authorization: `Bearer ${token}` } });
+  return new Ctor(url, { headers: { authorization: `Bearer ${credential}` } });
+}
+
+export function connectSocket(edge: string, runId: string, token: string, handlers: SocketHandlers): Socket {
+  const ws = openBearerSocket(runnerSocketUrl(edge, runId), token);
   let closed = false;
   const closeOnce = (code: number, reason: string) => {
     if (closed) return;

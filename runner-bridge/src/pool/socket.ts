@@ -1,4 +1,5 @@
 import { normalizeEdge } from "../edge.ts";
+import { openBearerSocket } from "../socket.ts";
 
 /** The pool socket, reduced to what the host needs (Node's global WebSocket client, with headers). */
 export interface PoolSocket {
@@ -12,16 +13,6 @@ export interface PoolSocketHandlers {
   onClose(code: number, reason: string): void;
 }
 
-interface NodeWebSocket {
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  addEventListener(type: "open", listener: () => void): void;
-  addEventListener(type: "message", listener: (ev: { data: unknown }) => void): void;
-  addEventListener(type: "close", listener: (ev: { code: number; reason: string }) => void): void;
-  addEventListener(type: "error", listener: (ev: unknown) => void): void;
-}
-type NodeWebSocketCtor = new (url: string, init: { headers: Record<string, string> }) => NodeWebSocket;
-
 export function poolConnectUrl(edge: string, queue: string, scheme: "ws" | "http" = "ws"): string {
   const url = new URL(`${normalizeEdge(edge)}/v1/pools/connect`);
   if (scheme === "ws") url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
@@ -31,9 +22,7 @@ export function poolConnectUrl(edge: string, queue: string, scheme: "ws" | "http
 
 /** Dials the pool socket with the key in the Authorization header, never in the URL. */
 export function connectPoolSocket(edge: string, queue: string, key: string, handlers: PoolSocketHandlers): PoolSocket {
-  const Ctor = (globalThis as unknown as { WebSocket?: NodeWebSocketCtor }).WebSocket;
-  if (!Ctor) throw new Error("this Node has no global WebSocket (need Node >= 22)");
-  const ws = new Ctor(poolConnectUrl(edge, queue), { headers: { authorization: `Bearer ${key}` } });
+  const ws = openBearerSocket(poolConnectUrl(edge, queue), key);
   let closed = false;
   let opened = false;
   const closeOnce = (code: number, reason: string) => {
