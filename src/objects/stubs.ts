@@ -32,6 +32,7 @@ export type RunApi = Pick<
   | "checkToken"
   | "revokeToken"
   | "revokeAllTokens"
+  | "takeBackAssignment"
   | "fetch"
   | "readLog"
   | "streamHead"
