@@ -67,7 +67,7 @@ export type DispatcherApi = Api<
 >;
 export type TenantPoolsApi = Api<
   TenantPools,
-  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queues"
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queueAllowed" | "recordQueue" | "queues"
 >;
 
 /** One Dispatcher per (tenant, queue). */
