@@ -32,6 +32,7 @@ export type RunApi = Pick<
   | "checkToken"
   | "revokeToken"
   | "revokeAllTokens"
+  | "takeBackAssignment"
   | "fetch"
   | "readLog"
   | "streamHead"
@@ -68,7 +69,7 @@ export type DispatcherApi = Api<
 >;
 export type TenantPoolsApi = Api<
   TenantPools,
-  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queues"
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queueAllowed" | "recordQueue" | "queues"
 >;
 
 /** One Dispatcher per (tenant, queue). */
