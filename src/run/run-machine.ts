@@ -26,6 +26,7 @@ import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./po
 import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+import { notifyRunEnded, notifyWebhooks } from "./webhook-notices.ts";
 
 /** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
 const REFUSED_APPROVAL = "too_many_approvals" satisfies ErrorCode;
@@ -296,6 +297,7 @@ export class RunMachine {
     this.control(run.epoch, "run.finished", { outcome });
     this.effects.statusChanged = true;
     notifyDispatcher(this, "finished");
+    notifyRunEnded(this, outcome);
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 
@@ -350,6 +352,7 @@ export class RunMachine {
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+    notifyWebhooks(this, "run.waiting", requestId);
   }
 
   /**
