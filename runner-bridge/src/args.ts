@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
 import { POOL_USAGE } from "./pool/args.ts";
@@ -9,6 +10,8 @@ export interface CommonArgs {
   edge: string;
   runId: string;
   token: string;
+  /** `--token-file`, absolute: hidden from a sandboxed agent like the run directory. */
+  tokenFile?: string;
   dir?: string;
   graceMs: number;
   giveUpMs: number;
@@ -174,6 +177,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   if (!edge) throw new UsageProblem("--edge is required");
   if (!runId) throw new UsageProblem("--run is required");
   const token = runnerToken(flags, env);
+  const tokenFile = flags["token-file"];
   const common: CommonArgs = {
     edge,
     runId,
@@ -186,6 +190,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
     quiet: flags.quiet === true,
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;
+  if (typeof tokenFile === "string") common.tokenFile = path.resolve(tokenFile);
   return common;
 }
 

@@ -155,7 +155,13 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
+  const sandbox = planSandbox(args.sandbox, {
+    ...spec,
+    runDir: paths.dir,
+    agentEnv,
+    edge: args.edge,
+    ...secrets(args),
+  });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId }, [
     args.token,
@@ -172,13 +178,24 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   if (args.sandbox.mode === "os") requireSandboxTools(args.sandbox.network);
   failOnVerdict(await lookAtRun(args), args.runId);
   const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
+  const sandbox = planSandbox(args.sandbox, {
+    ...spec,
+    runDir: paths.dir,
+    agentEnv: env,
+    edge: args.edge,
+    ...secrets(args),
+  });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId }, [args.token]);
   log.info(
     `resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}${sandboxNote(spec)}; journal ${paths.journal}`,
   );
   return sessionFor(args, paths, spec, log, true).run();
+}
+
+/** The bridge's own files a sandboxed agent must not read: the token file it was given. */
+function secrets(args: CommonArgs): { secretFiles: string[] } {
+  return { secretFiles: args.tokenFile !== undefined ? [args.tokenFile] : [] };
 }
 
 function sandboxNote(spec: RunSpec): string {

@@ -33,6 +33,7 @@ export type RunApi = Pick<
   | "checkToken"
   | "revokeToken"
   | "revokeAllTokens"
+  | "takeBackAssignment"
   | "fetch"
   | "readLog"
   | "streamHead"

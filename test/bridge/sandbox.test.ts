@@ -46,7 +46,7 @@ function hostHomeWithKey(): { home: string; key: string } {
   return { home, key };
 }
 
-/** `runner-bridge run --sandbox os` on a fresh run with the escape agent; the token only in the environment. */
+/** `runner-bridge run --sandbox os` on a fresh run with the escape agent; the token only in a --token-file. */
 async function startEscapeRun(options: {
   network?: string;
   finally: "exit" | "wait";
@@ -54,6 +54,8 @@ async function startEscapeRun(options: {
   env?: Record<string, string>;
   extra?: string[];
   body?: Record<string, unknown>;
+  /** How the bridge gets its token: a --token-file (default), or RUNNER_BRIDGE_TOKEN as a pool passes it. */
+  tokenVia?: "file" | "env";
 }) {
   const created = await t.api.createRun(options.body);
   const dir = t.runDir();
@@ -63,8 +65,15 @@ async function startEscapeRun(options: {
   varTmpDirs.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
+  // Outside /tmp too: the agent sees the directory, and must find the file itself masked.
+  const tokenDir = fs.mkdtempSync("/var/tmp/runner-token-");
+  varTmpDirs.push(tokenDir);
+  const tokenFile = path.join(tokenDir, "token");
+  const viaEnv = options.tokenVia === "env";
+  if (!viaEnv) fs.writeFileSync(tokenFile, created.runnerToken, { mode: 0o600 });
   const plan = {
     runDir: dir,
+    tokenFile,
     bridgePid: 0,
     bridgeDir: path.join(REPO, "runner-bridge"),
     otherWorkspace,
@@ -91,14 +100,14 @@ async function startEscapeRun(options: {
     agent: [NODE, path.join(FIXTURES, "escape-agent.mjs"), "PLAN"],
   });
   const tokenAt = args.indexOf("--token");
-  args.splice(tokenAt, 2);
+  args.splice(tokenAt, 2, ...(viaEnv ? [] : ["--token-file", tokenFile]));
   const bridge = t.bridge(
     args.map((a) => (a === "PLAN" ? JSON.stringify(plan) : a)),
     {
-      env: { HOME: host.home, RUNNER_BRIDGE_TOKEN: created.runnerToken, ...options.env },
+      env: { HOME: host.home, ...(viaEnv ? { RUNNER_BRIDGE_TOKEN: created.runnerToken } : {}), ...options.env },
     },
   );
-  return { ...created, dir, workspace, otherWorkspace, host, straggler, bridge };
+  return { ...created, dir, workspace, otherWorkspace, host, tokenFile, straggler, bridge };
 }
 
 const blocked = (sourceSeq: number, attempt: string) => custom(sourceSeq, "escape.attempt", { attempt, blocked: true });
@@ -108,6 +117,7 @@ const LOCAL_ATTEMPTS = [
   "read the bridge's cmdline",
   "read the bridge's environ",
   "find the token in any process",
+  "read the --token-file",
   "read the run spec",
   "read the journal",
   "append to the journal",
@@ -150,6 +160,7 @@ describe("--sandbox os", () => {
     expect(fs.existsSync("/etc/runner-bridge-escape")).toBe(false);
     expect(fs.existsSync(path.join(REPO, "runner-bridge", "escape"))).toBe(false);
     expect(fs.readdirSync(run.otherWorkspace)).toEqual([]);
+    expect(fs.readFileSync(run.tokenFile, "utf8")).toBe(run.runnerToken);
     // The run ended, so nothing of its sandbox is left, not even the setsid child that ignores SIGTERM.
     await waitFor("the straggler to be gone with its sandbox", () => stragglers(run.straggler).length === 0, 5000);
     expect(fs.existsSync(run.dir)).toBe(false);
@@ -159,6 +170,7 @@ describe("--sandbox os", () => {
     const secret = `sk-sandbox-${randomUUID()}`;
     const run = await startEscapeRun({
       finally: "wait",
+      tokenVia: "env",
       env: { AGENT_SECRET: secret },
       extra: ["--env", "AGENT_SECRET"],
     });

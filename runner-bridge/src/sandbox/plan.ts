@@ -39,6 +39,8 @@ export interface SandboxLaunchContext {
   edge: string;
   /** ndjson: the agent's `--checkpoint` file or directory, absolute. */
   checkpoint?: string;
+  /** The bridge's own secret files (its `--token-file`): masked inside like the run directory. */
+  secretFiles?: string[];
 }
 
 /**
@@ -102,10 +104,19 @@ function sessionWritable(ctx: SandboxLaunchContext): string[] {
 
 function hiddenPaths(ctx: SandboxLaunchContext, agentHome: string): string[] {
   const runDir = path.resolve(ctx.runDir);
-  const hidden = [runDir];
+  // A link is masked where it leads: a mount over the link's own path would follow it anyway.
+  const hidden = [runDir, ...(ctx.secretFiles ?? []).map((file) => realPath(file))];
   // The default layout keeps every run under one .runner-bridge directory: all of it is hidden.
   if (path.basename(path.dirname(runDir)) === ".runner-bridge") hidden.push(path.dirname(runDir));
   const homes = new Set([os.userInfo().homedir, process.env.HOME, agentHome].filter((h): h is string => !!h));
   for (const home of homes) for (const file of CREDENTIAL_FILES) hidden.push(path.join(path.resolve(home), file));
   return hidden;
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
 }
