@@ -20,6 +20,7 @@ import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
 import { runNotifications, webhooks } from "./routes/webhooks.ts";
+import { usage } from "./routes/usage.ts";
 
 export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
@@ -52,6 +53,7 @@ app.route("/v1/runs", runNotifications);
 app.route("/v1/runs", runs);
 app.route("/v1", pools);
 app.route("/v1", webhooks);
+app.route("/v1/usage", usage);
 app.route("/", referenceRoutes(app));
 app.notFound(fallback(app));
 app.onError((error) => {

@@ -41,7 +41,9 @@ export type RunApi = Pick<
   | "noteRerun"
 >;
 type TenantIndexApi = {
-  [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>>;
+  [K in "list" | "upsert" | "remove" | "usage"]: (
+    ...args: Parameters<TenantIndex[K]>
+  ) => Promise<ReturnType<TenantIndex[K]>>;
 };
 
 /** The run's object is named `<tenant>:<runId>`, so a tenant can only ever reach its own runs. */
@@ -68,7 +70,7 @@ export type DispatcherApi = Api<
 >;
 export type TenantPoolsApi = Api<
   TenantPools,
-  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queues"
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queueAllowed" | "recordQueue" | "queues"
 >;
 
 /** One Dispatcher per (tenant, queue). */

@@ -14,3 +14,4 @@ export * from "./rerun.ts";
 export * from "./pool.ts";
 export * from "./pool-api.ts";
 export * from "./webhooks.ts";
+export * from "./usage.ts";

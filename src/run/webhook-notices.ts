@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Outcome, RunRecord, WebhookEventType } from "../protocol/index.ts";
+import { BUDGET_EXCEEDED, type Outcome, type RunRecord, type WebhookEventType } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 // What a run tells its tenant's webhooks (src/objects/webhook-object.ts): one outbox row per
@@ -47,9 +47,6 @@ export function notifyWebhooks(machine: RunMachine, type: WebhookEventType, occu
   };
   machine.outbox.add(machine.timers, WEBHOOK_TARGET, key, notice, machine.now);
 }
-
-/** The code a run over its budget is cancelled with (its outcome's error code). */
-export const BUDGET_EXCEEDED = "budget_exceeded";
 
 /** The events a run's end sends: its status, and run.budget_exceeded first when a budget ended it. */
 export function notifyRunEnded(machine: RunMachine, outcome: Outcome): void {

@@ -58,6 +58,17 @@ async function attemptsReach(webhookId: string, deliveryId: string, attempts: nu
   }
 }
 
+/** The run's deliveries to one endpoint once there are `count`; bounded. */
+async function notificationsReach(runId: string, webhookId: string, count: number): Promise<WebhookDelivery[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = (await notifications(runId)).filter((d) => d.webhookId === webhookId);
+    if (found.length >= count) return found;
+    if (Date.now() > deadline) throw new Error(`run ${runId} never had ${count} deliveries: ${JSON.stringify(found)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe("webhook endpoints", () => {
   it("registers an https endpoint with a whsec_ secret shown once, lists it without the secret, deletes it", async () => {
     const created = await json(
@@ -160,30 +171,41 @@ describe("webhook deliveries", () => {
 
   it("an approval asked makes run.waiting; a budget cancel sends run.budget_exceeded and run.cancelled, each its own id", async () => {
     const hook = await register(["run.waiting", "run.cancelled", "run.budget_exceeded"]);
-    const created = await createRun({ timeouts: { approvalMs: 60_000, heartbeatMs: 600_000 } });
-    const session = await claim(created.run.id, created.runnerToken);
-    session.runner.send({
+    const created = await createRun({
+      budget: { maxTokens: 100 },
+      timeouts: { approvalMs: 60_000, heartbeatMs: 600_000 },
+    });
+    const { runner, epoch } = await claim(created.run.id, created.runnerToken);
+    runner.send({
       type: "events",
-      epoch: session.epoch,
+      epoch,
       events: [agentEvent(1, "approval.requested", { requestId: "req-1", tool: "shell" })],
     });
-    await session.runner.next("ack");
-    await runInDurableObject(runObject(created.run.id), (_instance, state) => {
-      state.storage.transactionSync(() => {
-        const machine = new RunMachine(state.storage.sql, Date.now(), () => false);
-        machine.terminalize(
-          { status: "cancelled", error: { code: "budget_exceeded", message: "over 1000 tokens" } },
-          true,
-        );
-      });
+    await runner.next("ack");
+    // The agent's usage passes the budget: the run is cancelled budget_exceeded (src/run/usage.ts).
+    runner.send({
+      type: "events",
+      epoch,
+      events: [agentEvent(2, "agent.usage", { inputTokens: 80, outputTokens: 40 })],
     });
-    await travel(created.run.id, 1_000);
-    expect(await runDurableObjectAlarm(runObject(created.run.id))).toBe(true);
-    const sent = (await notifications(created.run.id)).filter((d) => d.webhookId === hook.id);
+    expect(await runner.next("rejected")).toMatchObject({ reason: "terminal-run", status: "cancelled" });
+    // The runner hears of the end before the run's outbox is handed over: wait (bounded) for all three.
+    const sent = await notificationsReach(created.run.id, hook.id, 3);
     expect(sent.map((d) => d.type)).toEqual(["run.waiting", "run.budget_exceeded", "run.cancelled"]);
     expect(new Set(sent.map((d) => d.id)).size).toBe(3);
-    expect(sent.every((d) => d.webhookId === hook.id)).toBe(true);
-    session.runner.close();
+    const payloads = await runInDurableObject(webhookObject(), (_instance, state) =>
+      sent.map((d) =>
+        JSON.parse(
+          state.storage.sql.exec<{ body: string }>("SELECT body FROM messages WHERE webhook_id = ?", d.id).one().body,
+        ),
+      ),
+    );
+    expect(payloads.map((p) => [p.type, p.data.run.id, p.data.run.status])).toEqual([
+      ["run.waiting", created.run.id, "waiting"],
+      ["run.budget_exceeded", created.run.id, "cancelled"],
+      ["run.cancelled", created.run.id, "cancelled"],
+    ]);
+    expect(payloads[2].data.run.outcome).toMatchObject({ status: "cancelled", error: { code: "budget_exceeded" } });
   });
 
   it("a failing receiver is retried with doubling delays, then failed at the end of the retry window", async () => {
