@@ -19,6 +19,7 @@ import { runs } from "./routes/runs.ts";
 import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
+import { usage } from "./routes/usage.ts";
 
 export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
@@ -48,6 +49,7 @@ app.route("/v1/runs", rerun);
 app.route("/v1/runs", tokens);
 app.route("/v1/runs", runs);
 app.route("/v1", pools);
+app.route("/v1/usage", usage);
 app.route("/", referenceRoutes(app));
 app.notFound(fallback(app));
 app.onError((error) => {

@@ -40,7 +40,9 @@ export type RunApi = Pick<
   | "noteRerun"
 >;
 type TenantIndexApi = {
-  [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>>;
+  [K in "list" | "upsert" | "remove" | "usage"]: (
+    ...args: Parameters<TenantIndex[K]>
+  ) => Promise<ReturnType<TenantIndex[K]>>;
 };
 
 /** The run's object is named `<tenant>:<runId>`, so a tenant can only ever reach its own runs. */

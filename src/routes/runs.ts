@@ -6,6 +6,7 @@ import {
   CreateRunBody,
   DEFAULT_QUEUE,
   ListRunsQuery,
+  metaFilters,
   PurgedRun,
   RunParams,
   RunRecord,
@@ -79,12 +80,18 @@ apiRoute(
     path: "/",
     tags,
     summary: "List the tenant's runs, newest first",
+    description:
+      "Filters combine (every one must match): `status`, `agent`, `tag` (repeatable: every tag), `meta.KEY=value` (repeatable: a metadata entry whose string, number or boolean value reads `value`), `createdAfter`, `createdBefore`. Pass `nextCursor` back with the same filters for the next page.",
     access: API_KEY,
     request: { query: ListRunsQuery },
     responses: { 200: jsonResponse(RunsPage, "A page of runs; pass `nextCursor` back as `cursor` for the next") },
     refusals: ["invalid_query"],
   },
-  async (c) => respond(c, await tenantIndexStub(c.env, c.var.tenant).list(c.req.valid("query")), 200),
+  async (c) => {
+    const meta = unwrap(metaFilters(c.req.queries()));
+    const { tag, ...query } = c.req.valid("query");
+    return respond(c, await tenantIndexStub(c.env, c.var.tenant).list({ ...query, tags: tag, meta }), 200);
+  },
 );
 
 apiRoute(

@@ -73,6 +73,18 @@ describe("runs, as documented", () => {
     expect((await api.send("get", "/v1/runs", {}, { query: "?status=nope" })).body.error.code).toBe("invalid_query");
   });
 
+  it("list with every filter: 200; a bad tag or createdAfter 400; usage: 200, a bad range 400", async () => {
+    await createRun({ agent: { name: "docs-agent" }, tags: ["docs"], metadata: { repo: "x" } }, KEY_B);
+    const query = "?tag=docs&meta.repo=x&agent=docs-agent&status=queued&createdAfter=2020-01-01T00:00:00Z&limit=5";
+    const page = await api.send("get", "/v1/runs", {}, { key: KEY_B, query });
+    expect(page.status).toBe(200);
+    expect(page.body.runs[0]).toMatchObject({ agent: "docs-agent", tags: ["docs"] });
+    expect((await api.send("get", "/v1/runs", {}, { query: "?tag=no%20space" })).body.error.code).toBe("invalid_query");
+    expect((await api.send("get", "/v1/runs", {}, { query: "?createdAfter=yesterday" })).status).toBe(400);
+    expect((await api.send("get", "/v1/usage", {}, { key: KEY_B, query: "?groupBy=tag" })).status).toBe(200);
+    expect((await api.send("get", "/v1/usage", {}, { query: "?from=2026-02-01&to=2026-01-01" })).status).toBe(400);
+  });
+
   it("read: 200, 404 unknown, 400 bad id, 403 another run's token, 410 purged", async () => {
     const { run } = await createRun();
     const other = await createRun();
