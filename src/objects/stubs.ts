@@ -4,6 +4,7 @@ import type { RunObject } from "./run-object.ts";
 import type { TenantPools } from "./tenant-pools.ts";
 import type { StreamApi } from "../streams/stream-api.ts";
 import type { TenantIndex } from "./tenant-index.ts";
+import type { WebhookObject } from "./webhook-object.ts";
 
 // How every Durable Object is named, in one place: a name decides which object a request reaches.
 
@@ -80,4 +81,14 @@ export function dispatcherStub(env: Env, tenant: string, queue: string): Dispatc
 /** One TenantPools per tenant: its pool keys and the names of its queues. */
 export function tenantPoolsStub(env: Env, tenant: string): TenantPoolsApi {
   return env.POOLS.get(env.POOLS.idFromName(tenant)) as unknown as TenantPoolsApi;
+}
+
+export type WebhookApi = Api<
+  WebhookObject,
+  "create" | "list" | "remove" | "notice" | "deliveries" | "runDeliveries" | "redeliver" | "ping"
+>;
+
+/** One WebhookObject per tenant: its endpoints and deliveries. */
+export function webhookStub(env: Env, tenant: string): WebhookApi {
+  return env.WEBHOOKS.get(env.WEBHOOKS.idFromName(tenant)) as unknown as WebhookApi;
 }

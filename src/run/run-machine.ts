@@ -26,6 +26,7 @@ import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./po
 import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+import { notifyRunEnded, notifyWebhooks } from "./webhook-notices.ts";
 import { noticeUsage, UsageStore } from "./usage.ts";
 
 /** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
@@ -306,6 +307,7 @@ export class RunMachine {
     this.control(run.epoch, "run.finished", { outcome });
     this.effects.statusChanged = true;
     notifyDispatcher(this, "finished");
+    notifyRunEnded(this, outcome);
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 
@@ -361,6 +363,7 @@ export class RunMachine {
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+    notifyWebhooks(this, "run.waiting", requestId);
   }
 
   /**

@@ -328,6 +328,31 @@ describe("pools, as documented", () => {
     expect((await api.send("get", "/v1/runs/{runId}", { runId: pool.run.id })).body.dispatch.state).toBe("assigned");
     host.close();
   });
+
+  it("webhooks: register 201, list 200, ping 202, deliveries 200, redeliver 202, a run's notifications 200, delete 200", async () => {
+    const hooks = "/v1/webhooks/{webhookId}";
+    const json = { url: "http://127.0.0.1:9/documented", events: ["run.cancelled"] };
+    const created = await api.send("post", "/v1/webhooks", {}, { json });
+    expect(created.status).toBe(201);
+    const webhookId = created.body.id as string;
+    expect((await api.send("get", "/v1/webhooks")).body.webhooks.map((w: any) => w.id)).toContain(webhookId);
+    expect((await api.send("post", "/v1/webhooks", {}, { json: { ...json, url: "http://example.com/" } })).status).toBe(
+      422,
+    );
+    const { run } = await createRun();
+    expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(202);
+    const notified = await api.send("get", `${RUN}/notifications`, { runId: run.id });
+    const delivery = notified.body.deliveries.find((d: any) => d.webhookId === webhookId);
+    expect(delivery).toMatchObject({ type: "run.cancelled", runId: run.id });
+    expect((await api.send("post", `${hooks}/ping`, { webhookId })).body.type).toBe("webhook.ping");
+    expect((await api.send("get", `${hooks}/deliveries`, { webhookId }, { query: "?limit=5" })).status).toBe(200);
+    expect((await api.send("get", `${hooks}/deliveries`, { webhookId }, { query: "?limit=0" })).status).toBe(400);
+    const redeliver = `${hooks}/deliveries/{deliveryId}/redeliver`;
+    expect((await api.send("post", redeliver, { webhookId, deliveryId: delivery.id })).status).toBe(202);
+    expect((await api.send("post", redeliver, { webhookId, deliveryId: "msg_none" })).status).toBe(404);
+    expect((await api.send("delete", hooks, { webhookId })).status).toBe(200);
+    expect((await api.send("delete", hooks, { webhookId })).status).toBe(404);
+  });
 });
 
 describe("coverage", () => {
