@@ -54,7 +54,7 @@ export class TenantIndex extends DurableObject<Env> {
         total.output,
         total.reasoning,
         entry.costNanoUsd,
-        entry.queue,
+        entry.queue ?? null,
       );
       if (!current) {
         for (const tag of entry.tags) {
