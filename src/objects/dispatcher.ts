@@ -35,6 +35,7 @@ export class Dispatcher extends DurableObject<Env> {
     super(ctx, env);
     applyMigrations(ctx.storage, DISPATCHER_MIGRATIONS);
     this.core = new DispatchCore(ctx, env);
+    void ctx.blockConcurrencyWhile(() => this.core.wake());
   }
 
   // ---- RPC -------------------------------------------------------------------------------------
