@@ -192,6 +192,8 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
         createdAt: new Date(BASE).toISOString(),
         updatedAt: expect.any(String),
         agent: "codex",
+        queue: null,
+        poolHost: null,
         tags: ["a", "b"],
         usage: { inputTokens: 7, cachedInputTokens: 1, outputTokens: 3, reasoningTokens: 1, costUsd: 5e-9 },
       },
