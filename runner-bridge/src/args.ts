@@ -29,7 +29,7 @@ export interface RunArgs extends CommonArgs {
   prompt?: string;
   /** ndjson: the agent's own checkpoint file or directory. */
   checkpoint?: string;
-  /** `--sandbox`, `--network`, `--workspace`: where and how fenced in the agent runs. */
+  /** `--sandbox`, `--network`, `--workspace`, `--home`, `--hide`: where and how fenced in the agent runs. */
   sandbox: SandboxOptions;
   argv: string[];
 }
@@ -62,7 +62,8 @@ export const USAGE = `usage:
      provider's resume; only while the run is recovering in mode resume)
 SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
          --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
-         directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
+         directory per run, none the current directory) --home DIR (os only: the agent's HOME; default a
+         directory of the run's own, <run dir>.home) --hide DIR ... (os: not visible inside but for the
          workspace and HOME in it; a pool hides its root of runs)
 ${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
@@ -96,6 +97,7 @@ const RUN: ParseArgsOptionsConfig = {
   sandbox: { type: "string" },
   network: { type: "string" },
   workspace: { type: "string" },
+  home: { type: "string" },
   hide: { type: "string", multiple: true },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
@@ -141,7 +143,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
 
 function sandboxFlags(flags: Flags): SandboxOptions {
   const fields: SandboxFields = {};
-  for (const name of ["sandbox", "network", "workspace"] as const) {
+  for (const name of ["sandbox", "network", "workspace", "home"] as const) {
     const value = flags[name];
     if (typeof value === "string") fields[name] = value;
   }

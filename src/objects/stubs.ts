@@ -66,7 +66,7 @@ type Api<T, K extends keyof T> = {
 };
 export type DispatcherApi = Api<
   Dispatcher,
-  "notice" | "placement" | "queueInfo" | "queueDetail" | "configure" | "hostList" | "closeKey" | "fetch"
+  "notice" | "placement" | "poolHosts" | "queueInfo" | "queueDetail" | "configure" | "hostList" | "closeKey" | "fetch"
 >;
 export type TenantPoolsApi = Api<
   TenantPools,

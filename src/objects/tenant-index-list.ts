@@ -83,6 +83,7 @@ interface ListedRow extends Record<string, SqlStorageValue> {
   created_at: number;
   updated_at: number;
   agent: string | null;
+  queue: string | null;
   tags: string;
   input_tokens: number;
   cached_input_tokens: number;
@@ -132,6 +133,9 @@ export function listRuns(sql: SqlStorage, filters: RunFilters): Result<RunsPage>
       createdAt: new Date(listed.created_at).toISOString(),
       updatedAt: new Date(listed.updated_at).toISOString(),
       agent: listed.agent,
+      queue: listed.queue,
+      // Filled in by the route from the queue's dispatcher (src/pools/placement.ts).
+      poolHost: null,
       tags: JSON.parse(listed.tags) as string[],
       usage: {
         inputTokens: listed.input_tokens,

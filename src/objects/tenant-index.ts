@@ -35,9 +35,10 @@ export class TenantIndex extends DurableObject<Env> {
       );
       sql.exec(
         `INSERT INTO runs (run_id, status, created_at, updated_at, version, agent, tags, input_tokens,
-           cached_input_tokens, output_tokens, reasoning_tokens, cost_nano_usd)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           cached_input_tokens, output_tokens, reasoning_tokens, cost_nano_usd, queue)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
+           queue = excluded.queue,
            version = excluded.version, input_tokens = excluded.input_tokens,
            cached_input_tokens = excluded.cached_input_tokens, output_tokens = excluded.output_tokens,
            reasoning_tokens = excluded.reasoning_tokens, cost_nano_usd = excluded.cost_nano_usd`,
@@ -53,6 +54,7 @@ export class TenantIndex extends DurableObject<Env> {
         total.output,
         total.reasoning,
         entry.costNanoUsd,
+        entry.queue ?? null,
       );
       if (!current) {
         for (const tag of entry.tags) {

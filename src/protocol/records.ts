@@ -190,6 +190,10 @@ export const RunListing = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     agent: z.union([z.string(), z.null()]).describe("The agent's name: a string agent, or its `name`"),
+    queue: z.union([z.string(), z.null()]).describe("A pool run's queue; null for a run started by hand"),
+    poolHost: z
+      .union([z.string(), z.null()])
+      .describe("The pool host holding the run, or the last that did; null while queued and for other runs"),
     tags: z.array(Tag),
     usage: UsageTotals.omit({ model: true }).describe("The run's usage totals, as last synced to the list"),
   })

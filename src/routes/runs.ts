@@ -1,6 +1,6 @@
 import { mintRunTokens } from "../auth/mint.ts";
 import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
-import { placeResult, withPlacement } from "../pools/placement.ts";
+import { placeResult, withPlacement, withPoolHosts } from "../pools/placement.ts";
 import {
   CreatedRun,
   CreateRunBody,
@@ -90,7 +90,8 @@ apiRoute(
   async (c) => {
     const meta = unwrap(metaFilters(c.req.queries()));
     const { tag, ...query } = c.req.valid("query");
-    return respond(c, await tenantIndexStub(c.env, c.var.tenant).list({ ...query, tags: tag, meta }), 200);
+    const page = await tenantIndexStub(c.env, c.var.tenant).list({ ...query, tags: tag, meta });
+    return respond(c, await withPoolHosts(c.env, c.var.tenant, page), 200);
   },
 );
 

@@ -12,6 +12,8 @@ export interface IndexEntry {
   /** The run's status version: an entry below the row's is ignored. */
   version: number;
   agent: string | null;
+  /** The pool queue of a pool run; null (or absent) for one started by hand. */
+  queue?: string | null | undefined;
   tags: string[];
   /** The metadata entries the list filters by (`meta.KEY=value`): scalars, as text. */
   metadata: Record<string, string>;
@@ -65,6 +67,7 @@ export async function syncTenantIndex(
         createdAt: run.createdAt,
         version: run.statusVersion,
         agent: agentNameOf(run.agent),
+        queue: run.queue,
         tags: run.tags,
         metadata: indexedMetadata(run.metadata),
         usage: usage.days(),

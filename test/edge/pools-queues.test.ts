@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createRun, json, KEY_B, uniqueRunId } from "./helpers.ts";
-import { createPoolRun, mintPoolKey, setQueue } from "./pool-helpers.ts";
+import { connectHost, createPoolRun, mintPoolKey, setQueue, takeAssignment } from "./pool-helpers.ts";
 
 const MAX_QUEUES = 100;
 const freshQueue = () => `q-${uniqueRunId()}`.toLowerCase();
@@ -74,4 +74,22 @@ describe("a tenant at its queue cap", () => {
     // A queue the tenant already has is still usable.
     expect((await setQueue(full[0], { maxConcurrent: 2 }, KEY_B)).status).toBe(200);
   }, 30_000);
+});
+
+describe("the run list", () => {
+  it("GET /v1/runs shows each pool run's queue, agent and host; a run started by hand has none", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "host-listed", slots: 1, queue });
+    const held = await createPoolRun({ queue });
+    await takeAssignment(host, held.run.id);
+    const waiting = await createPoolRun({ queue });
+    const byHand = await createRun();
+    const page = await json(await call("/v1/runs?limit=20"), 200);
+    const rows = new Map(page.runs.map((row: { runId: string }) => [row.runId, row]));
+    expect(rows.get(held.run.id)).toMatchObject({ queue, agent: "demo", poolHost: "host-listed" });
+    expect(rows.get(waiting.run.id)).toMatchObject({ queue, agent: "demo", poolHost: null });
+    expect(rows.get(byHand.run.id)).toMatchObject({ queue: null, poolHost: null });
+    host.close();
+  });
 });

@@ -121,18 +121,20 @@ describe("a pool host lost mid-run", () => {
 
   it("a host that accepts and dies before claiming: the run is assigned again when the lease lapses", async () => {
     const queue = "short-lease";
-    // 5 s: short, yet long enough for the second host's bridge to claim on a loaded machine (else
-    // the lease lapses on it too and it is assigned the run again, legitimately).
-    expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs: 5000 })).status).toBe(
-      200,
-    );
+    // The doomed host's lease is 5 s; the second host's is a minute, set once the doomed one has
+    // its assignment: a lapsed lease revokes its token, so a bridge slowed by a loaded machine
+    // past a short lease would be refused and the run assigned again (legitimately, but not this test).
+    const setLease = async (assignMs: number) =>
+      expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs })).status).toBe(200);
+    await setLease(5000);
     const { key } = await t.poolKey();
     const doomed = t.host({ key, queue, env: { RUNNER_POOL_FAULT: "die-after-accept" } });
     await doomed.hostId();
     const runId = await t.createRun([{ out: "claimed at last" }], { queue });
-    await waitFor("the doomed host to accept and die", () => doomed.exited(), 30_000);
+    await waitFor("the doomed host to accept the run and die of SIGKILL", () => doomed.exited(), 30_000);
     expect(doomed.output()).toContain(`run ${runId}); dying before any bridge starts`);
     expect(doomed.child.signalCode).toBe("SIGKILL");
+    await setLease(60_000);
     const b = t.host({ key, queue });
     await b.hostId();
 
