@@ -2,8 +2,13 @@ import { z } from "zod";
 
 // Provider usage (tokens, cost), budgets and tags: what runs report, keep and are found by.
 
-/** The event type a runner reports provider usage with; its data is a UsageDelta. */
+/**
+ * The event type a runner reports provider usage with; its data is a UsageDelta. Where the agent
+ * states usage inside a line that is another event (claude-code's assistant and result messages),
+ * that event's data carries the UsageDelta as its `agentUsage` member instead.
+ */
 export const AGENT_USAGE = "agent.usage";
+export const USAGE_MEMBER = "agentUsage";
 /** The outcome error code of a run the object cancelled for passing its budget. */
 export const BUDGET_EXCEEDED = "budget_exceeded";
 
@@ -22,8 +27,11 @@ export const UsageDelta = z
     model: z.string().min(1).max(200).optional(),
     costUsd: z.number().min(0).max(1e9).optional().describe("Only when the provider states it"),
   })
-  .strict()
-  .meta({ id: "UsageDelta", description: "The data of an `agent.usage` event: usage since the previous report" });
+  .meta({
+    id: "UsageDelta",
+    description:
+      "The data of an `agent.usage` event: usage since the previous report. Other members (the native `rawEvent`) are kept in the log and not counted",
+  });
 export type UsageDelta = z.infer<typeof UsageDelta>;
 
 export const UsageTotals = z

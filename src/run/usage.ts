@@ -1,6 +1,7 @@
 import {
   AGENT_USAGE,
   BUDGET_EXCEEDED,
+  USAGE_MEMBER,
   type Budget,
   fromNanoUsd,
   type RunUsage,
@@ -150,19 +151,24 @@ export function budgetPassed(budget: Budget | null, total: UsageTotals): string 
 }
 
 /**
- * Counts a stored `agent.usage` event of the generation that sent it (true: it was one). Data that
- * is not a UsageDelta stays in the log as the agent wrote it and is not counted.
+ * Counts the usage a stored runner event reports, for the generation that sent it: an
+ * `agent.usage` event's data, or another event's `agentUsage` member. True for `agent.usage`
+ * (nothing else to notice in it). Usage that is not a UsageDelta stays in the log as the agent
+ * wrote it and is not counted.
  */
 export function noticeUsage(
   machine: RunMachine,
   event: { type: string; data?: unknown; generation?: number },
 ): boolean {
-  if (event.type !== AGENT_USAGE) return false;
-  const delta = UsageDeltaSchema.safeParse(event.data);
-  if (!delta.success) return true;
-  machine.usage.add(event.generation ?? machine.mustLoad().generation, delta.data, machine.now);
-  machine.effects.usageChanged = true;
-  return true;
+  const own = event.type === AGENT_USAGE;
+  const reported = own ? event.data : (event.data as Record<string, unknown> | null | undefined)?.[USAGE_MEMBER];
+  if (reported === undefined) return own;
+  const delta = UsageDeltaSchema.safeParse(reported);
+  if (delta.success) {
+    machine.usage.add(event.generation ?? machine.mustLoad().generation, delta.data, machine.now);
+    machine.effects.usageChanged = true;
+  }
+  return own;
 }
 
 /**

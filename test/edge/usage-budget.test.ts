@@ -7,17 +7,18 @@ const usage = (sourceSeq: number, data: unknown) => agentEvent(sourceSeq, "agent
 const today = () => new Date().toISOString().slice(0, 10);
 
 describe("usage totals", () => {
-  it("agent.usage deltas sum exactly into the record, overall and per generation; a resend counts once", async () => {
+  it("agent.usage deltas (and another event's agentUsage) sum exactly into the record, overall and per generation; a resend counts once", async () => {
     const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 600_000 } });
     const { runner, epoch } = await claim(run.id, runnerToken);
     const batch = [
       usage(1, { inputTokens: 100, cachedInputTokens: 40, outputTokens: 7, model: "m-1", costUsd: 0.1 }),
       agentEvent(2),
       usage(3, { inputTokens: 5, outputTokens: 3, reasoningTokens: 2, costUsd: 0.2 }),
-      usage(4, { bogus: true }),
+      usage(4, { inputTokens: -5 }),
+      agentEvent(5, "RUN_FINISHED", { threadId: "t", runId: "r", agentUsage: { outputTokens: 1000, costUsd: 0.7 } }),
     ];
     runner.send({ type: "events", epoch, events: batch });
-    expect(await runner.next("ack")).toMatchObject({ highestSourceSeq: 4 });
+    expect(await runner.next("ack")).toMatchObject({ highestSourceSeq: 5 });
     // The same batch again is a duplicate: nothing is counted twice.
     runner.send({ type: "events", epoch, events: batch });
     await runner.next("ack");
@@ -25,9 +26,9 @@ describe("usage totals", () => {
     const total = {
       inputTokens: 105,
       cachedInputTokens: 40,
-      outputTokens: 10,
+      outputTokens: 1010,
       reasoningTokens: 2,
-      costUsd: 0.3,
+      costUsd: 1,
       model: "m-1",
     };
     expect(record.usage).toEqual({ total, generations: [{ generation: 1, ...total }] });
@@ -41,9 +42,9 @@ describe("usage totals", () => {
     expect(listed.usage).toEqual({
       inputTokens: 105,
       cachedInputTokens: 40,
-      outputTokens: 10,
+      outputTokens: 1010,
       reasoningTokens: 2,
-      costUsd: 0.3,
+      costUsd: 1,
     });
     runner.close();
   });
