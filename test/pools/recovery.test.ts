@@ -146,6 +146,49 @@ describe("a pool host lost mid-run", () => {
     expect(control, logs).toEqual(["run.created", "run.claimed", "run.finished"]);
   });
 
+  it("a host that starts its bridge after its lease lapsed is refused token_revoked; the run is the second host's, exactly", async () => {
+    const queue = "late-start";
+    const setLease = async (assignMs: number) =>
+      expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs })).status).toBe(200);
+    await setLease(3000);
+    const { key } = await t.poolKey();
+    const gate = marker("late-bridge-go");
+    // The slow host has the most free slots, so it is offered the run first; once its lease lapses
+    // the run goes to the other host, which is preferred to the one that last held it.
+    const slow = t.host({ key, queue, slots: 3, env: { RUNNER_POOL_FAULT: `start-when:${gate}` } });
+    const b = t.host({ key, queue, slots: 1 });
+    await Promise.all([slow.hostId(), b.hostId()]);
+    const running = marker("running-on-b");
+    const goOn = marker("go-on");
+    const runId = await t.createRun(
+      [{ out: "on the second host" }, { touch: running }, { waitFile: goOn }, { out: "done" }],
+      {
+        queue,
+      },
+    );
+    await waitFor(
+      "the slow host to accept the run",
+      () => slow.output().includes(`(run ${runId}); starting once`),
+      30_000,
+    );
+    await setLease(60_000);
+    await waitFor("the run's agent to be running on the second host", () => fs.existsSync(running), 60_000);
+
+    touch(gate);
+    await waitFor(
+      "the slow host's late bridge to be refused its revoked token",
+      () => slow.output().includes("this token was revoked"),
+      30_000,
+    );
+    touch(goOn);
+    await t.api.waitForStatus(runId, "succeeded", 60_000);
+    const logs = `the slow host's log:\n${slow.output()}\nthe second host's log:\n${b.output()}`;
+    expect(b.accepted(), logs).toEqual([runId]);
+    const { texts, control } = await transcript(t.api, runId);
+    expect(texts, logs).toEqual(["on the second host\n", "done\n"]);
+    expect(control, logs).toEqual(["run.created", "run.claimed", "run.finished"]);
+  });
+
   it("an agent that always takes its sandbox down: exactly maxRecoveries recoveries, then failed with the count", async () => {
     const { key } = await t.poolKey();
     const a = t.host({ key, slots: 1 });
