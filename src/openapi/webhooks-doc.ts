@@ -5,7 +5,9 @@ import type { AppEnv } from "../routes/app-env.ts";
 
 /** What the receiver is sent with each message: the Standard Webhooks headers. */
 const WebhookHeaders = z.object({
-  "webhook-id": z.string().describe("msg_…: the same for every attempt and redelivery of one (run, event); dedupe by it"),
+  "webhook-id": z
+    .string()
+    .describe("msg_…: the same for every attempt and redelivery of one (run, event); dedupe by it"),
   "webhook-timestamp": z.string().describe("The attempt's time, seconds since the epoch"),
   "webhook-signature": z
     .string()
