@@ -44,7 +44,14 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, "test/edge/dev/**"],
         },
         // DEV_SIGN_IN_KEY as .dev.vars sets it: the dev sign-in route answers on loopback hosts only.
-        { CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024), DEV_SIGN_IN_KEY: "key-a", ...EDGE_LIMIT_VARS },
+        // ALLOW_HTTP_WEBHOOKS as .dev.vars sets it: webhook endpoints may be http: to loopback.
+        {
+          CHECKPOINT_MAX_BYTES: String(4 * 1024 * 1024),
+          DEV_SIGN_IN_KEY: "key-a",
+          ALLOW_HTTP_WEBHOOKS: "true",
+          WEBHOOK_ATTEMPT_TIMEOUT_MS: "2000",
+          ...EDGE_LIMIT_VARS,
+        },
       ),
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),

@@ -11,8 +11,9 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { requireSandboxTools } from "../runner-bridge/src/sandbox/check.ts";
 import { wrapLaunch } from "../runner-bridge/src/sandbox/bwrap.ts";
+import { requireSandboxTools } from "../runner-bridge/src/sandbox/check.ts";
+import { planSandbox } from "../runner-bridge/src/sandbox/plan.ts";
 import type { NetworkPolicy } from "../runner-bridge/src/sandbox/policy.ts";
 import { startAllowProxy } from "../runner-bridge/src/sandbox/proxy.ts";
 import type { SandboxSpec } from "../runner-bridge/src/sandbox/spec.ts";
@@ -26,14 +27,31 @@ fs.mkdirSync(home);
 const socket = path.join(scratch, "proxy.sock");
 const proxy = await startAllowProxy(socket, ["localhost"]);
 
-function spec(network: NetworkPolicy): SandboxSpec {
+const runDir = path.join(scratch, "run");
+fs.mkdirSync(runDir);
+
+/** Only the namespaces, the read-only root and one mask over the run directory: the peer of the planned boundary. */
+function bareSpec(network: NetworkPolicy): SandboxSpec {
   const tools = requireSandboxTools(network);
-  return { ...tools, network, workspace, home, writable: [], hiddenRoots: [], hidden: [path.join(scratch, "run")] };
+  return { ...tools, network, workspace, home, writable: [], hiddenRoots: [], hidden: [runDir] };
+}
+
+/** The boundary a run gets, as the bridge plans it: its own HOME with every credential path masked. */
+function spec(network: NetworkPolicy): SandboxSpec {
+  const ctx = { runId: "bench", runDir, adapter: "ndjson", agentEnv: { HOME: home }, cwd: workspace };
+  return planSandbox({ mode: "os", network }, { ...ctx, edge: "http://127.0.0.1:8787" }) as SandboxSpec;
 }
 
 const TRUE = "/bin/true";
 const variants: { name: string; argv: () => [string, string[]] }[] = [
   { name: "plain spawn", argv: () => [TRUE, []] },
+  {
+    name: "bwrap, the run directory masked only",
+    argv: () => {
+      const w = wrapLaunch(bareSpec({ kind: "none" }), TRUE, [], {}, null);
+      return [w.command, w.args];
+    },
+  },
   {
     name: "--sandbox os --network none",
     argv: () => {

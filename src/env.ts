@@ -2,6 +2,7 @@ import type { Dispatcher } from "./objects/dispatcher.ts";
 import type { RunObject } from "./objects/run-object.ts";
 import type { TenantPools } from "./objects/tenant-pools.ts";
 import type { TenantIndex } from "./objects/tenant-index.ts";
+import type { WebhookObject } from "./objects/webhook-object.ts";
 
 export interface Env {
   RUNS: DurableObjectNamespace<RunObject>;
@@ -10,6 +11,8 @@ export interface Env {
   DISPATCHERS: DurableObjectNamespace<Dispatcher>;
   /** One TenantPools per tenant: pool keys and queue names (reach it via tenantPoolsStub). */
   POOLS: DurableObjectNamespace<TenantPools>;
+  /** One WebhookObject per tenant: its webhook endpoints and deliveries (reach it via webhookStub). */
+  WEBHOOKS: DurableObjectNamespace<WebhookObject>;
   /** Comma-separated `key=tenant` pairs. */
   API_KEYS: string;
   /** HMAC secret for runner and viewer tokens. */
@@ -35,4 +38,13 @@ export interface Env {
   APPROVALS_PENDING_MAX?: string;
   RUN_LOG_MAX_BYTES?: string;
   CLAIMS_PER_MINUTE?: string;
+  // Webhooks (src/webhooks/settings.ts, docs/WEBHOOKS.md).
+  /** Development only (.dev.vars): "true" lets endpoints be http: to loopback hosts. */
+  ALLOW_HTTP_WEBHOOKS?: string;
+  /** The first retry's delay in milliseconds (default 5000), doubling after each failure. */
+  WEBHOOK_RETRY_BASE_MS?: string;
+  /** How long a delivery is retried before it is failed, in milliseconds (default 86400000, 24 h). */
+  WEBHOOK_RETRY_FOR_MS?: string;
+  /** How long one attempt waits for the receiver, in milliseconds (default 10000). */
+  WEBHOOK_ATTEMPT_TIMEOUT_MS?: string;
 }

@@ -19,12 +19,15 @@ import { runs } from "./routes/runs.ts";
 import { securityHeaders } from "./routes/security-headers.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
+import { runNotifications, webhooks } from "./routes/webhooks.ts";
+import { usage } from "./routes/usage.ts";
 
 export { Dispatcher } from "./objects/dispatcher.ts";
 export { RunObject } from "./objects/run-object.ts";
 export { StreamObject } from "./objects/stream-object.ts";
 export { TenantIndex } from "./objects/tenant-index.ts";
 export { TenantPools } from "./objects/tenant-pools.ts";
+export { WebhookObject } from "./objects/webhook-object.ts";
 
 // Every route is declared with its documentation, so /openapi.json describes exactly what is
 // mounted here. A new route is one `apiRoute(router, {method, path, access, request, responses,
@@ -46,8 +49,11 @@ app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
 app.route("/v1/runs", rerun);
 app.route("/v1/runs", tokens);
+app.route("/v1/runs", runNotifications);
 app.route("/v1/runs", runs);
 app.route("/v1", pools);
+app.route("/v1", webhooks);
+app.route("/v1/usage", usage);
 app.route("/", referenceRoutes(app));
 app.notFound(fallback(app));
 app.onError((error) => {

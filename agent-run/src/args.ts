@@ -149,6 +149,13 @@ export const COMMANDS = {
     summary: "one queue; --max-concurrent sets how many of its runs may run at once",
     options: { "max-concurrent": str, ...json },
   },
+  webhooks: {
+    args: ["list|add|rm|deliveries|ping", "[URL|ID]"],
+    synopsis: "webhooks list | add URL --events a,b | rm ID | deliveries ID | ping ID [--json]",
+    summary:
+      "the tenant's webhook endpoints: register one (its secret shown once), remove, its delivery log, a test ping",
+    options: { events: str, ...json },
+  },
   completion: {
     args: ["bash|zsh"],
     synopsis: "completion bash|zsh",
@@ -215,7 +222,9 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
     throw new UsageError((err as Error).message, name);
   }
   if (parsed.values.help === true) return { kind: "help", command: name };
-  if (parsed.positionals.length !== spec.args.length) {
+  // An argument in brackets is optional (webhooks list takes no target).
+  const required = spec.args.filter((arg) => !arg.startsWith("[")).length;
+  if (parsed.positionals.length < required || parsed.positionals.length > spec.args.length) {
     const expected = spec.args.length === 0 ? "no arguments" : spec.args.join(" ");
     throw new UsageError(`${name} takes ${expected}, got ${parsed.positionals.length} argument(s)`, name);
   }

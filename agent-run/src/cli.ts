@@ -24,6 +24,7 @@ import { recover } from "./recover.ts";
 import { terminalJson, terminalText } from "./safe-text.ts";
 import { cancel, decide, sendCommand } from "./steer.ts";
 import { watchRun } from "./watch.ts";
+import { webhooks } from "./webhooks.ts";
 
 const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   create,
@@ -45,6 +46,7 @@ const HANDLERS: Record<CommandName, (ctx: Context) => Promise<ExitCode>> = {
   pools,
   queues,
   queue,
+  webhooks,
 };
 
 function watch(ctx: Context): Promise<ExitCode> {

@@ -5,6 +5,7 @@ import "./transcript.css";
 import "./side.css";
 import "./list.css";
 import "./timeline.css";
+import "./notifications.css";
 import { Component, type ComponentChildren, render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ListPage } from "./list/page.tsx";

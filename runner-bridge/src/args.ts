@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
 import { POOL_USAGE } from "./pool/args.ts";
@@ -9,6 +10,8 @@ export interface CommonArgs {
   edge: string;
   runId: string;
   token: string;
+  /** `--token-file`, absolute: hidden from a sandboxed agent like the run directory. */
+  tokenFile?: string;
   dir?: string;
   graceMs: number;
   giveUpMs: number;
@@ -26,7 +29,7 @@ export interface RunArgs extends CommonArgs {
   prompt?: string;
   /** ndjson: the agent's own checkpoint file or directory. */
   checkpoint?: string;
-  /** `--sandbox`, `--network`, `--workspace`: where and how fenced in the agent runs. */
+  /** `--sandbox`, `--network`, `--workspace`, `--home`, `--hide`: where and how fenced in the agent runs. */
   sandbox: SandboxOptions;
   argv: string[];
 }
@@ -59,7 +62,8 @@ export const USAGE = `usage:
      provider's resume; only while the run is recovering in mode resume)
 SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
          --network none|allow:DOMAIN,...|host (os only; default none) --workspace DIR (default: os a fresh
-         directory per run, none the current directory) --hide DIR ... (os: not visible inside but for the
+         directory per run, none the current directory) --home DIR (os only: the agent's HOME; default a
+         directory of the run's own, <run dir>.home) --hide DIR ... (os: not visible inside but for the
          workspace and HOME in it; a pool hides its root of runs)
 ${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
@@ -93,6 +97,7 @@ const RUN: ParseArgsOptionsConfig = {
   sandbox: { type: "string" },
   network: { type: "string" },
   workspace: { type: "string" },
+  home: { type: "string" },
   hide: { type: "string", multiple: true },
 };
 const ATTACH: ParseArgsOptionsConfig = { ...COMMON, "wait-ms": { type: "string" } };
@@ -138,7 +143,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Args {
 
 function sandboxFlags(flags: Flags): SandboxOptions {
   const fields: SandboxFields = {};
-  for (const name of ["sandbox", "network", "workspace"] as const) {
+  for (const name of ["sandbox", "network", "workspace", "home"] as const) {
     const value = flags[name];
     if (typeof value === "string") fields[name] = value;
   }
@@ -174,6 +179,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
   if (!edge) throw new UsageProblem("--edge is required");
   if (!runId) throw new UsageProblem("--run is required");
   const token = runnerToken(flags, env);
+  const tokenFile = flags["token-file"];
   const common: CommonArgs = {
     edge,
     runId,
@@ -186,6 +192,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
     quiet: flags.quiet === true,
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;
+  if (typeof tokenFile === "string") common.tokenFile = path.resolve(tokenFile);
   return common;
 }
 

@@ -27,7 +27,7 @@ import {
 import { poolMain } from "./pool/command.ts";
 import { prepareResume } from "./resume.ts";
 import { requireSandboxTools } from "./sandbox/check.ts";
-import { agentWorkspace, planSandbox, programPath } from "./sandbox/plan.ts";
+import { agentHome, agentWorkspace, planSandbox, programPath } from "./sandbox/plan.ts";
 import { formatNetwork } from "./sandbox/policy.ts";
 import { Session } from "./session.ts";
 
@@ -142,6 +142,7 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   const [program, ...commandArgs] = args.argv as [string, ...string[]];
   const command = programPath(program);
   const cwd = agentWorkspace(args.sandbox, args.runId);
+  useSandboxHome(args, paths, agentEnv);
   const spec: RunSpec = {
     version: 1,
     runId: args.runId,
@@ -155,7 +156,13 @@ async function runCommand(args: RunArgs, log: Logger): Promise<ExitCode> {
   };
   if (args.prompt !== undefined) spec.prompt = args.prompt;
   if (args.checkpoint !== undefined) spec.checkpoint = path.resolve(cwd, args.checkpoint);
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv, edge: args.edge });
+  const sandbox = planSandbox(args.sandbox, {
+    ...spec,
+    runDir: paths.dir,
+    agentEnv,
+    edge: args.edge,
+    ...secrets(args),
+  });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...agentEnv, AGENT_RUN_ID: args.runId }, [
     args.token,
@@ -171,14 +178,33 @@ async function resumeCommand(args: ResumeArgs, log: Logger): Promise<ExitCode> {
   const paths = freshRunDir(args);
   if (args.sandbox.mode === "os") requireSandboxTools(args.sandbox.network);
   failOnVerdict(await lookAtRun(args), args.runId);
+  // Before the restore, so the checkpoint's session files land in the HOME the agent will have.
+  useSandboxHome(args, paths, agentEnv);
   const { spec, env } = await prepareResume(args, agentEnv, log, agentWorkspace(args.sandbox, args.runId));
-  const sandbox = planSandbox(args.sandbox, { ...spec, runDir: paths.dir, agentEnv: env, edge: args.edge });
+  const sandbox = planSandbox(args.sandbox, {
+    ...spec,
+    runDir: paths.dir,
+    agentEnv: env,
+    edge: args.edge,
+    ...secrets(args),
+  });
   if (sandbox) spec.sandbox = sandbox;
   await startAgent(paths, spec, createAdapter(spec.adapter, spec), { ...env, AGENT_RUN_ID: args.runId }, [args.token]);
   log.info(
     `resumed run ${args.runId} as generation ${spec.generation} with ${spec.command}${sandboxNote(spec)}; journal ${paths.journal}`,
   );
   return sessionFor(args, paths, spec, log, true).run();
+}
+
+/** A sandboxed agent's HOME is its own (--home, else `<run dir>.home`), never the bridge's. */
+function useSandboxHome(args: RunArgs | ResumeArgs, paths: RunPaths, agentEnv: Record<string, string>): void {
+  const home = agentHome(args.sandbox, paths.dir);
+  if (home !== undefined) agentEnv.HOME = home;
+}
+
+/** The bridge's own files a sandboxed agent must not read: the token file it was given. */
+function secrets(args: CommonArgs): { secretFiles: string[] } {
+  return { secretFiles: args.tokenFile !== undefined ? [args.tokenFile] : [] };
 }
 
 function sandboxNote(spec: RunSpec): string {

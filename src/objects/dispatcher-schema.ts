@@ -46,7 +46,14 @@ CREATE TABLE IF NOT EXISTS notices (
 );
 `;
 
+/**
+ * Version 2: `token_id`, the id of the runner token minted for the run's current assignment, so
+ * a lapsed lease can revoke it before the run is assigned again (a late host is then refused).
+ */
+const DISPATCHER_ASSIGNMENT_TOKEN = "ALTER TABLE runs ADD COLUMN token_id TEXT;";
+
 /** Dispatcher's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const DISPATCHER_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "queue settings, runs and notices", sql: DISPATCHER_SCHEMA_V1 },
+  { version: 2, name: "the runner token of each assignment", sql: DISPATCHER_ASSIGNMENT_TOKEN },
 ];

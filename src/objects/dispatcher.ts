@@ -16,7 +16,7 @@ import { closeHost, sendFrame } from "../pools/hosts.ts";
 import { handleHostMessage } from "../pools/host-frames.ts";
 import { defaultSettings, type QueueSettings } from "../pools/dispatch-store.ts";
 import { applyNotice } from "../pools/notices.ts";
-import { hostsOf, placementOf, queueDetailOf, queueInfoOf } from "../pools/views.ts";
+import { hostsOf, placementOf, poolHostsOf, queueDetailOf, queueInfoOf } from "../pools/views.ts";
 import { DISPATCHER_MIGRATIONS } from "./dispatcher-schema.ts";
 import { applyMigrations } from "./migrations.ts";
 
@@ -35,6 +35,7 @@ export class Dispatcher extends DurableObject<Env> {
     super(ctx, env);
     applyMigrations(ctx.storage, DISPATCHER_MIGRATIONS);
     this.core = new DispatchCore(ctx, env);
+    void ctx.blockConcurrencyWhile(() => this.core.wake());
   }
 
   // ---- RPC -------------------------------------------------------------------------------------
@@ -55,6 +56,11 @@ export class Dispatcher extends DurableObject<Env> {
   async placement(tenant: string, queue: string, runId: string, ended: boolean): Promise<Placement> {
     const store = this.core.store();
     return placementOf(store, this.settings(tenant, queue), this.core.hosts.connected(), runId, ended);
+  }
+
+  /** The host holding each of these runs, or the last that did (GET /v1/runs); null for one no host took. */
+  async poolHosts(runIds: string[]): Promise<Record<string, string | null>> {
+    return poolHostsOf(this.core.store(), runIds);
   }
 
   async queueInfo(tenant: string, queue: string): Promise<QueueInfo> {

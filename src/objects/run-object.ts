@@ -33,6 +33,7 @@ import {
 } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
+import { type TakeBack, takeBackAssignment } from "../run/pool-run.ts";
 import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
 import { runLimits } from "../run/run-limits.ts";
@@ -244,6 +245,17 @@ export class RunObject extends DurableObject<Env> {
     const tokens = new TokenStore(this.ctx.storage.sql);
     const result = await this.run.operateOnLive((m) => ok({ revoked: tokens.revokeAll(m.now), revokedAt: m.now }));
     if (result.ok) this.run.sockets.closeRevoked("all");
+    return result;
+  }
+
+  /**
+   * A dispatcher takes back a lapsed assignment (src/run/pool-run.ts): kept if the run was claimed,
+   * otherwise its runner token is revoked with the decision and the sockets it opened are closed.
+   */
+  async takeBackAssignment(tokenId: string | null): Promise<Result<TakeBack>> {
+    const tokens = new TokenStore(this.ctx.storage.sql);
+    const result = await this.run.operateOnLive((m) => ok(takeBackAssignment(m, tokens, tokenId)));
+    if (result.ok && result.value === "taken_back" && tokenId !== null) this.run.sockets.closeRevoked({ tokenId });
     return result;
   }
 

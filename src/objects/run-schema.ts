@@ -165,6 +165,33 @@ ALTER TABLE run ADD COLUMN claim_tokens REAL;
 ALTER TABLE run ADD COLUMN claim_tokens_at INTEGER NOT NULL DEFAULT 0;
 `;
 
+/**
+ * Version 8, usage and budgets: the run's tags and budget as created; its usage totals per agent
+ * generation and per UTC day (src/run/usage.ts), each updated in the transaction that stores the
+ * `agent.usage` event. Costs are whole nano-dollars, so sums stay exact.
+ */
+const RUN_SCHEMA_V8 = `
+ALTER TABLE run ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE run ADD COLUMN budget TEXT;
+CREATE TABLE IF NOT EXISTS usage_totals (
+  generation INTEGER PRIMARY KEY,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_nano_usd INTEGER,
+  model TEXT
+);
+CREATE TABLE IF NOT EXISTS usage_days (
+  day TEXT PRIMARY KEY,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_nano_usd INTEGER NOT NULL DEFAULT 0
+);
+`;
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
@@ -174,4 +201,5 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "status version and revocable tokens", sql: RUN_SCHEMA_V5 },
   { version: 6, name: "pool runs and the outbox", sql: RUN_SCHEMA_V6 },
   { version: 7, name: "claim-rate allowance", sql: RUN_SCHEMA_V7 },
+  { version: 8, name: "usage totals, budgets and tags", sql: RUN_SCHEMA_V8 },
 ];

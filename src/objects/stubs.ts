@@ -4,6 +4,7 @@ import type { RunObject } from "./run-object.ts";
 import type { TenantPools } from "./tenant-pools.ts";
 import type { StreamApi } from "../streams/stream-api.ts";
 import type { TenantIndex } from "./tenant-index.ts";
+import type { WebhookObject } from "./webhook-object.ts";
 
 // How every Durable Object is named, in one place: a name decides which object a request reaches.
 
@@ -32,6 +33,7 @@ export type RunApi = Pick<
   | "checkToken"
   | "revokeToken"
   | "revokeAllTokens"
+  | "takeBackAssignment"
   | "fetch"
   | "readLog"
   | "streamHead"
@@ -39,7 +41,9 @@ export type RunApi = Pick<
   | "noteRerun"
 >;
 type TenantIndexApi = {
-  [K in "list" | "upsert" | "remove"]: (...args: Parameters<TenantIndex[K]>) => Promise<ReturnType<TenantIndex[K]>>;
+  [K in "list" | "upsert" | "remove" | "usage"]: (
+    ...args: Parameters<TenantIndex[K]>
+  ) => Promise<ReturnType<TenantIndex[K]>>;
 };
 
 /** The run's object is named `<tenant>:<runId>`, so a tenant can only ever reach its own runs. */
@@ -62,11 +66,11 @@ type Api<T, K extends keyof T> = {
 };
 export type DispatcherApi = Api<
   Dispatcher,
-  "notice" | "placement" | "queueInfo" | "queueDetail" | "configure" | "hostList" | "closeKey" | "fetch"
+  "notice" | "placement" | "poolHosts" | "queueInfo" | "queueDetail" | "configure" | "hostList" | "closeKey" | "fetch"
 >;
 export type TenantPoolsApi = Api<
   TenantPools,
-  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queues"
+  "mintKey" | "listKeys" | "revokeKey" | "checkKey" | "keyLive" | "addQueue" | "queueAllowed" | "recordQueue" | "queues"
 >;
 
 /** One Dispatcher per (tenant, queue). */
@@ -77,4 +81,14 @@ export function dispatcherStub(env: Env, tenant: string, queue: string): Dispatc
 /** One TenantPools per tenant: its pool keys and the names of its queues. */
 export function tenantPoolsStub(env: Env, tenant: string): TenantPoolsApi {
   return env.POOLS.get(env.POOLS.idFromName(tenant)) as unknown as TenantPoolsApi;
+}
+
+export type WebhookApi = Api<
+  WebhookObject,
+  "create" | "list" | "remove" | "notice" | "deliveries" | "runDeliveries" | "redeliver" | "ping"
+>;
+
+/** One WebhookObject per tenant: its endpoints and deliveries. */
+export function webhookStub(env: Env, tenant: string): WebhookApi {
+  return env.WEBHOOKS.get(env.WEBHOOKS.idFromName(tenant)) as unknown as WebhookApi;
 }

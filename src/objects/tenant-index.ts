@@ -1,29 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import { fail, ok, type Result, type RunsPage, type RunStatus } from "../protocol/index.ts";
+import type { Result, RunFilters, RunsPage, UsageReport } from "../protocol/index.ts";
+import type { IndexEntry } from "../run/index-sync.ts";
 import { applyMigrations } from "./migrations.ts";
+import { listRuns } from "./tenant-index-list.ts";
 import { TENANT_INDEX_MIGRATIONS } from "./tenant-index-schema.ts";
-
-interface Cursor {
-  createdAt: number;
-  runId: string;
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return btoa(JSON.stringify(cursor)).replaceAll("=", "");
-}
-
-function decodeCursor(text: string): Cursor | null {
-  try {
-    const value = JSON.parse(atob(text)) as Partial<Cursor>;
-    if (typeof value.createdAt === "number" && typeof value.runId === "string") {
-      return { createdAt: value.createdAt, runId: value.runId };
-    }
-  } catch {
-    // fall through
-  }
-  return null;
-}
+import { usageReport } from "./tenant-index-usage.ts";
 
 /** One per tenant: the list of its runs, newest first, kept current by each RunObject. */
 export class TenantIndex extends DurableObject<Env> {
@@ -32,67 +14,108 @@ export class TenantIndex extends DurableObject<Env> {
     applyMigrations(ctx.storage, TENANT_INDEX_MIGRATIONS);
   }
 
-  /** The run's status as of its status `version`; a version below the row's is ignored. */
-  upsert(runId: string, status: RunStatus, createdAt: number, version: number): void {
-    this.ctx.storage.sql.exec(
-      `INSERT INTO runs (run_id, status, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
-         version = excluded.version
-       WHERE excluded.version >= runs.version`,
-      runId,
-      status,
-      createdAt,
-      Date.now(),
-      version,
-    );
-  }
-
-  /** The run was purged at status `version`: its row stays as a tombstone that older upserts cannot revive. */
-  remove(runId: string, version: number): void {
-    this.ctx.storage.sql.exec(
-      `INSERT INTO runs (run_id, status, created_at, updated_at, version, removed) VALUES (?, 'succeeded', 0, ?, ?, 1)
-       ON CONFLICT (run_id) DO UPDATE SET removed = 1, version = excluded.version, updated_at = excluded.updated_at
-       WHERE excluded.version >= runs.version`,
-      runId,
-      Date.now(),
-      version,
-    );
-  }
-
-  list(options: { status?: RunStatus | undefined; limit: number; cursor?: string | undefined }): Result<RunsPage> {
-    const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);
-    if (options.cursor !== undefined && cursor === null) {
-      return fail("invalid_query", "cursor is not one this API returned");
-    }
-    const where: string[] = ["removed = 0"];
-    const params: (string | number)[] = [];
-    if (options.status) {
-      where.push("status = ?");
-      params.push(options.status);
-    }
-    if (cursor) {
-      where.push("(created_at < ? OR (created_at = ? AND run_id < ?))");
-      params.push(cursor.createdAt, cursor.createdAt, cursor.runId);
-    }
-    const rows = this.ctx.storage.sql
-      .exec<{ run_id: string; status: string; created_at: number; updated_at: number }>(
-        `SELECT * FROM runs WHERE ${where.join(" AND ")}
-         ORDER BY created_at DESC, run_id DESC LIMIT ?`,
-        ...params,
-        options.limit + 1,
-      )
-      .toArray();
-    const page = rows.slice(0, options.limit);
-    const last = page[page.length - 1];
-    return ok({
-      runs: page.map((row) => ({
-        runId: row.run_id,
-        status: row.status as RunStatus,
-        createdAt: new Date(row.created_at).toISOString(),
-        updatedAt: new Date(row.updated_at).toISOString(),
-      })),
-      nextCursor:
-        rows.length > options.limit && last ? encodeCursor({ createdAt: last.created_at, runId: last.run_id }) : null,
+  /**
+   * The run as of its status `version`; an entry below the row's is ignored. Tags and metadata
+   * are written with the run's first row (they never change); its usage with every newer entry.
+   */
+  upsert(entry: IndexEntry): void {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      const before = sql.exec<{ version: number }>("SELECT version FROM runs WHERE run_id = ?", entry.runId).toArray();
+      const current = before[0];
+      if (current && entry.version < current.version) return;
+      const total = entry.usage.reduce(
+        (sum, day) => ({
+          input: sum.input + day.inputTokens,
+          cached: sum.cached + day.cachedInputTokens,
+          output: sum.output + day.outputTokens,
+          reasoning: sum.reasoning + day.reasoningTokens,
+        }),
+        { input: 0, cached: 0, output: 0, reasoning: 0 },
+      );
+      sql.exec(
+        `INSERT INTO runs (run_id, status, created_at, updated_at, version, agent, tags, input_tokens,
+           cached_input_tokens, output_tokens, reasoning_tokens, cost_nano_usd, queue)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
+           queue = excluded.queue,
+           version = excluded.version, input_tokens = excluded.input_tokens,
+           cached_input_tokens = excluded.cached_input_tokens, output_tokens = excluded.output_tokens,
+           reasoning_tokens = excluded.reasoning_tokens, cost_nano_usd = excluded.cost_nano_usd`,
+        entry.runId,
+        entry.status,
+        entry.createdAt,
+        Date.now(),
+        entry.version,
+        entry.agent,
+        JSON.stringify(entry.tags),
+        total.input,
+        total.cached,
+        total.output,
+        total.reasoning,
+        entry.costNanoUsd,
+        entry.queue ?? null,
+      );
+      if (!current) {
+        for (const tag of entry.tags) {
+          sql.exec(
+            "INSERT OR IGNORE INTO run_tags (tag, created_at, run_id) VALUES (?, ?, ?)",
+            tag,
+            entry.createdAt,
+            entry.runId,
+          );
+        }
+        for (const [key, value] of Object.entries(entry.metadata)) {
+          sql.exec(
+            "INSERT OR IGNORE INTO run_meta (key, value, created_at, run_id) VALUES (?, ?, ?, ?)",
+            key,
+            value,
+            entry.createdAt,
+            entry.runId,
+          );
+        }
+      }
+      sql.exec("DELETE FROM run_usage WHERE run_id = ?", entry.runId);
+      for (const day of entry.usage) {
+        sql.exec(
+          `INSERT INTO run_usage (run_id, day, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens,
+             cost_nano_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          entry.runId,
+          day.day,
+          day.inputTokens,
+          day.cachedInputTokens,
+          day.outputTokens,
+          day.reasoningTokens,
+          day.costNanoUsd,
+        );
+      }
     });
+  }
+
+  /**
+   * The run was purged at status `version`: its row stays as a tombstone that older upserts cannot
+   * revive, its metadata goes with the run's; its tags and usage stay, as the tenant's accounts.
+   */
+  remove(runId: string, version: number): void {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      sql.exec(
+        `INSERT INTO runs (run_id, status, created_at, updated_at, version, removed) VALUES (?, 'succeeded', 0, ?, ?, 1)
+         ON CONFLICT (run_id) DO UPDATE SET removed = 1, version = excluded.version, updated_at = excluded.updated_at
+         WHERE excluded.version >= runs.version`,
+        runId,
+        Date.now(),
+        version,
+      );
+      sql.exec("DELETE FROM run_meta WHERE run_id = ?", runId);
+    });
+  }
+
+  list(filters: RunFilters): Result<RunsPage> {
+    return listRuns(this.ctx.storage.sql, filters);
+  }
+
+  usage(range: { from: string; to: string; groupBy: "day" | "agent" | "tag" }): UsageReport {
+    return usageReport(this.ctx.storage.sql, range);
   }
 }

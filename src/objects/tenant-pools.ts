@@ -74,12 +74,25 @@ export class TenantPools extends DurableObject<Env> {
 
   /** Records a queue name on its first use; false past MAX_QUEUES. */
   addQueue(name: string): boolean {
+    if (!this.queueAllowed(name)) return false;
+    this.recordQueue(name);
+    return true;
+  }
+
+  /**
+   * Records a queue a stored run already uses. A create asks queueAllowed first and records once
+   * the run is stored, so a refused create records nothing; creates racing for the last place may
+   * take the tenant a few past MAX_QUEUES, never further.
+   */
+  recordQueue(name: string): void {
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO queues (name, created_at) VALUES (?, ?)", name, Date.now());
+  }
+
+  /** Whether `name` is a queue of the tenant or could become one; stores nothing. */
+  queueAllowed(name: string): boolean {
     const sql = this.ctx.storage.sql;
     if (sql.exec("SELECT 1 FROM queues WHERE name = ?", name).toArray().length > 0) return true;
-    const count = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM queues").one().n;
-    if (count >= MAX_QUEUES) return false;
-    sql.exec("INSERT INTO queues (name, created_at) VALUES (?, ?)", name, Date.now());
-    return true;
+    return sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM queues").one().n < MAX_QUEUES;
   }
 
   queues(): string[] {

@@ -18,6 +18,10 @@ const TAGS = [
   { name: "recovery", description: "Runs lost with their sandbox: the operator's decision, checkpoints, resuming" },
   { name: "sockets", description: "The runner and viewer WebSockets (frames: docs/PROTOCOL.md)" },
   { name: "durable streams", description: "Resumable HTTP streams (docs/STREAMS.md)" },
+  {
+    name: "webhooks",
+    description: "Endpoints told of runs' status changes, signed as Standard Webhooks (docs/WEBHOOKS.md)",
+  },
   { name: "reference", description: "This document, the frames' JSON Schemas and the reference page" },
 ];
 

@@ -8,6 +8,7 @@ import {
   RecoverBody,
   RerunBody,
   TokenBody,
+  CreateWebhookBody,
 } from "../protocol/index.ts";
 
 /**
@@ -31,5 +32,6 @@ export const REQUEST_EXAMPLES = new Map<z.ZodType, unknown>([
   [CancelBody, { commandId: "cancel-7f3a", reason: "superseded by a newer run" }],
   [RecoverBody, { action: "resume", commandId: "recover-7f3a" }],
   [RerunBody, { runId: "fix-payments-2" }],
+  [CreateWebhookBody, { url: "https://hooks.example.com/agent-runs", events: ["run.waiting", "run.failed"] }],
   [TokenBody, { role: "viewer", interact: false, ttlMs: 60 * 60 * 1000 }],
 ]);

@@ -63,6 +63,7 @@ export function chooseAssignments(
         state: "assigned",
         hostId: host.hostId,
         assignmentId: newId(),
+        tokenId: null,
         leaseDue: now + settings.assignMs,
         avoidHost: null,
         avoidUntil: null,

@@ -16,6 +16,8 @@ export interface QueuedRun {
   /** The host that last held it: a reassignment prefers another. */
   lastHost: string | null;
   assignmentId: string | null;
+  /** The id of the runner token minted for the assignment; revoked when the lease is taken back. */
+  tokenId: string | null;
   leaseDue: number | null;
   /** A host that declined it is not asked again before `avoidUntil`. */
   avoidHost: string | null;
@@ -51,6 +53,7 @@ const COLUMNS = [
   ["hostId", "host_id"],
   ["lastHost", "last_host"],
   ["assignmentId", "assignment_id"],
+  ["tokenId", "token_id"],
   ["leaseDue", "lease_due"],
   ["avoidHost", "avoid_host"],
   ["avoidUntil", "avoid_until"],

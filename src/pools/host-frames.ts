@@ -2,6 +2,7 @@ import {
   fail,
   POOL_CLOSE_REPLACED,
   POOL_CLOSE_REVOKED,
+  type PoolEdgeFrame,
   type PoolHostFrame,
   PoolHostFrame as HostFrame,
 } from "../protocol/index.ts";
@@ -33,7 +34,7 @@ export async function handleHostMessage(core: DispatchCore, ws: WebSocket, messa
   const hostId = attachment.hello?.hostId;
   if (hostId === undefined) return refuse(ws, "invalid_frame", "send hello before anything else");
   if (frame.type === "heartbeat") return;
-  const refusal = await core.transact((store, _out, now) => {
+  const refusal = await core.transact((store, out, now) => {
     const run = store.byAssignment(frame.assignmentId);
     const held = run !== null && run.hostId === hostId && (run.state === "assigned" || run.state === "running");
     if (frame.type === "released") {
@@ -44,12 +45,15 @@ export async function handleHostMessage(core: DispatchCore, ws: WebSocket, messa
     if (!held) return fail("stale", `assignment ${frame.assignmentId} is not held by host ${hostId}`);
     if (frame.type === "declined" && run.state === "assigned") {
       const settings = store.settings();
+      // The host gave its token back unused: revoked before the run's next token is minted.
+      if (run.tokenId !== null) out.tokensToRevoke.push({ runId: run.runId, tokenId: run.tokenId });
       store.save({
         ...run,
         state: "queued",
         hostId: null,
         lastHost: hostId,
         assignmentId: null,
+        tokenId: null,
         leaseDue: null,
         avoidHost: hostId,
         avoidUntil: now + (settings?.assignMs ?? 0),
@@ -88,24 +92,30 @@ async function hello(core: DispatchCore, ws: WebSocket, frame: Hello, keyId: str
         heartbeatMs: HOST_HEARTBEAT_MS,
       },
     });
-    reattach(store, frame, now);
+    for (const stale of reattach(store, frame, now)) out.frames.push({ ws, frame: stale });
   });
 }
 
 /**
  * A host (re)connecting keeps the runs whose bridges it says are still alive; what it held and no
  * longer runs is let go: a claimed run goes on through its own lease, an unclaimed one is checked
- * and assigned again.
+ * and assigned again. A bridge it still runs for an assignment taken from it (its lease lapsed,
+ * the run went elsewhere or ended) is answered with a revoke, so the host stops it.
  */
-function reattach(store: DispatchStore, frame: Hello, now: number): void {
+function reattach(store: DispatchStore, frame: Hello, now: number): PoolEdgeFrame[] {
   const alive = new Map(frame.running.map((entry) => [entry.assignmentId, entry.runId]));
+  const revokes: PoolEdgeFrame[] = [];
   for (const [assignmentId, runId] of alive) {
     const run = store.byAssignment(assignmentId);
     if (run && run.runId === runId && (run.state === "assigned" || run.state === "running")) {
       store.save({ ...run, hostId: frame.hostId, updatedAt: now });
+    } else {
+      const reason = "the assignment was taken back: the run is held elsewhere or ended";
+      revokes.push({ type: "revoke", assignmentId, runId, reason });
     }
   }
   for (const run of store.active()) {
     if (run.hostId === frame.hostId && !alive.has(run.assignmentId ?? "")) store.save(released(run, now));
   }
+  return revokes;
 }

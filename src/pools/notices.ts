@@ -24,6 +24,7 @@ function newRow(notice: PoolNotice, now: number): QueuedRun {
     hostId: null,
     lastHost: null,
     assignmentId: null,
+    tokenId: null,
     leaseDue: null,
     avoidHost: null,
     avoidUntil: null,
@@ -37,7 +38,14 @@ function release(run: QueuedRun, reason: string, revocations: Revocation[]): Que
   if (run.state === "assigned" && run.hostId !== null && run.assignmentId !== null) {
     revocations.push({ hostId: run.hostId, assignmentId: run.assignmentId, runId: run.runId, reason });
   }
-  return { ...run, hostId: null, lastHost: run.hostId ?? run.lastHost, assignmentId: null, leaseDue: null };
+  return {
+    ...run,
+    hostId: null,
+    lastHost: run.hostId ?? run.lastHost,
+    assignmentId: null,
+    tokenId: null,
+    leaseDue: null,
+  };
 }
 
 /**

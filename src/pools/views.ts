@@ -47,6 +47,16 @@ export function placementOf(
   }
 }
 
+/** Each run's host as its record shows it (placementOf): the holder, or the last one; null while queued. */
+export function poolHostsOf(store: DispatchStore, runIds: readonly string[]): Record<string, string | null> {
+  const hosts: Record<string, string | null> = {};
+  for (const runId of runIds) {
+    const run = store.find(runId);
+    hosts[runId] = !run || run.state === "queued" ? null : (run.hostId ?? run.lastHost);
+  }
+  return hosts;
+}
+
 export function queueInfoOf(store: DispatchStore, settings: QueueSettings, hosts: readonly Host[]): QueueInfo {
   const active = store.active();
   const used = usedSlots(active);

@@ -39,6 +39,11 @@ export const ERROR_STATUS = {
   too_many_approvals: 429,
   rate_limited: 429,
   too_many_tokens: 429,
+  /** A webhook URL that is not https: (nor http: to loopback where ALLOW_HTTP_WEBHOOKS allows it). */
+  invalid_webhook_url: 422,
+  too_many_webhooks: 429,
+  /** The endpoint answered 410 Gone once: nothing is sent to it again. */
+  webhook_disabled: 409,
   internal: 500,
 } as const;
 

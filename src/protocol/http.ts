@@ -3,6 +3,8 @@ import { EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX 
 import { ProfileName, QueueName } from "./pool.ts";
 import { MAX_PROMPT_CHARS, MAX_RECOVERIES_LIMIT } from "./pool-api.ts";
 import { Generation, MAX_DEADLINE_MS, RunId, RunStatus, Timeouts } from "./run.ts";
+import { fail, ok, type Result } from "./result.ts";
+import { Budget, Tag, Tags, TAGS_MAX } from "./usage.ts";
 
 const Metadata = z.record(z.string().max(256), z.unknown());
 
@@ -17,6 +19,8 @@ export const CreateRunBody = z
       ),
     input: z.unknown().optional().describe("`input.prompt`, a string, is the agent's first user message"),
     metadata: Metadata.optional(),
+    tags: Tags.optional(),
+    budget: Budget.optional(),
     timeouts: Timeouts.partial().optional(),
     retentionMs: z.number().int().min(1).max(MAX_DEADLINE_MS).optional(),
     queue: QueueName.optional().describe("The tenant's queue a pool run waits in (default `default`)"),
@@ -137,11 +141,61 @@ export const WatchQuery = z.object({
   after: IntString(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 
+const Instant = z.iso
+  .datetime({ offset: true })
+  .transform((text) => Date.parse(text))
+  .describe("ISO-8601 date-time");
+
 export const ListRunsQuery = z.object({
   status: RunStatus.optional(),
+  agent: z.string().min(1).max(256).optional().describe("The agent's name: a string agent, or its `name`"),
+  tag: z
+    .union([Tag, z.array(Tag).max(TAGS_MAX)])
+    .optional()
+    .transform((tag) => (tag === undefined ? [] : Array.isArray(tag) ? tag : [tag]))
+    .describe("Repeatable: runs carrying every tag given"),
+  createdAfter: Instant.optional().describe("Runs created strictly after this time"),
+  createdBefore: Instant.optional().describe("Runs created strictly before this time"),
   limit: IntString(1, RUNS_PAGE_MAX).default(RUNS_PAGE_DEFAULT),
   cursor: z.string().max(512).optional(),
 });
+export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
+
+/** `meta.KEY=value` query parameters filter the list by a metadata entry (its text). */
+export const META_FILTER_PREFIX = "meta.";
+export const META_FILTERS_MAX = 10;
+
+/** The `meta.KEY=value` filters of a query (every one must match), or why they are refused. */
+export function metaFilters(queries: Record<string, string[]>): Result<[string, string][]> {
+  const filters: [string, string][] = [];
+  for (const [name, values] of Object.entries(queries)) {
+    if (!name.startsWith(META_FILTER_PREFIX)) continue;
+    const key = name.slice(META_FILTER_PREFIX.length);
+    if (key.length === 0 || key.length > 256)
+      return fail("invalid_query", `${name}: a metadata key is 1-256 characters`);
+    for (const value of values) {
+      if (value.length > 256)
+        return fail("invalid_query", `${name}: a metadata value filter is at most 256 characters`);
+      filters.push([key, value]);
+    }
+  }
+  if (filters.length > META_FILTERS_MAX) {
+    return fail("invalid_query", `at most ${META_FILTERS_MAX} meta.KEY filters`);
+  }
+  return ok(filters);
+}
+
+/** Everything GET /v1/runs filters by, every filter at once. */
+export interface RunFilters {
+  status?: RunStatus | undefined;
+  agent?: string | undefined;
+  tags?: string[] | undefined;
+  meta?: [string, string][] | undefined;
+  createdAfter?: number | undefined;
+  createdBefore?: number | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
 
 /** Where a checkpoint upload stands: the uploader's claim, and what the bytes cover. */
 export const CheckpointQuery = z.object({

@@ -13,3 +13,5 @@ export * from "./streams.ts";
 export * from "./rerun.ts";
 export * from "./pool.ts";
 export * from "./pool-api.ts";
+export * from "./webhooks.ts";
+export * from "./usage.ts";

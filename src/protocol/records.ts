@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Placement } from "./pool-api.ts";
 import { Generation, RecoveryMode, RunId, RunnerOutcome, RunStatus, Timeouts } from "./run.ts";
+import { Budget, RunUsage, Tag, UsageTotals } from "./usage.ts";
 
 // What the API answers with: the records a run keeps, as zod schemas so the OpenAPI document and
 // the TypeScript types come from one definition. A `.meta({ id })` names a component in the
@@ -16,7 +17,7 @@ export const Outcome = z
   .meta({
     id: "Outcome",
     description:
-      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined, quota_exceeded.",
+      "How a run ended. Error codes the object itself writes: claim_timeout, runner_lost, idle_timeout, run_deadline, cancelled, cancel_unconfirmed, recovery_declined, quota_exceeded, budget_exceeded (cancelled: its usage passed its budget).",
   });
 export type Outcome = z.infer<typeof Outcome>;
 
@@ -164,6 +165,9 @@ export const RunRecord = z
     timeouts: Timeouts,
     retentionMs: z.number().int().min(1),
     metadata: z.record(z.string(), z.unknown()),
+    tags: z.array(Tag),
+    usage: RunUsage,
+    budget: z.union([Budget, z.null()]),
     pendingApprovals: z
       .array(ApprovalSummary)
       .describe("At most APPROVALS_PENDING_MAX; the full request of each is behind its own route"),
@@ -180,6 +184,18 @@ export const RunRecord = z
 export type RunRecord = z.infer<typeof RunRecord>;
 
 export const RunListing = z
-  .object({ runId: RunId, status: RunStatus, createdAt: Timestamp, updatedAt: Timestamp })
+  .object({
+    runId: RunId,
+    status: RunStatus,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    agent: z.union([z.string(), z.null()]).describe("The agent's name: a string agent, or its `name`"),
+    queue: z.union([z.string(), z.null()]).describe("A pool run's queue; null for a run started by hand"),
+    poolHost: z
+      .union([z.string(), z.null()])
+      .describe("The pool host holding the run, or the last that did; null while queued and for other runs"),
+    tags: z.array(Tag),
+    usage: UsageTotals.omit({ model: true }).describe("The run's usage totals, as last synced to the list"),
+  })
   .meta({ id: "RunListing", description: "One run in a tenant's list" });
 export type RunListing = z.infer<typeof RunListing>;

@@ -1,9 +1,10 @@
 import { POOL_SOCKET_HEADERS } from "../objects/dispatcher.ts";
-import { dispatcherStub, tenantPoolsStub } from "../objects/stubs.ts";
+import { dispatcherStub } from "../objects/stubs.ts";
 import { ConnectQuery, DEFAULT_QUEUE } from "../protocol/index.ts";
 import { apiRoute, apiRouter } from "./api-route.ts";
 import { POOL_KEY } from "./pool-auth.ts";
-import { errorResponse } from "./respond.ts";
+import { useQueue } from "./pool-queues.ts";
+import { errorResponse, failureResponse } from "./respond.ts";
 
 /**
  * The pool socket: a pool host dials in with its pool key and takes the runs its queue's
@@ -41,9 +42,8 @@ apiRoute(
     }
     const { tenant, keyId } = c.var.pool;
     const queue = c.req.valid("query").queue ?? DEFAULT_QUEUE;
-    if (!(await tenantPoolsStub(c.env, tenant).addQueue(queue))) {
-      return errorResponse("invalid_query", "the tenant has as many queues as it may have");
-    }
+    const used = await useQueue(c.env, tenant, queue, "query");
+    if (!used.ok) return failureResponse(used);
     const headers = new Headers({ upgrade: "websocket" });
     headers.set(POOL_SOCKET_HEADERS.tenant, tenant);
     headers.set(POOL_SOCKET_HEADERS.queue, queue);

@@ -1,7 +1,6 @@
 import { newPoolKey } from "../auth/pool-keys.ts";
 import { dispatcherStub, tenantPoolsStub } from "../objects/stubs.ts";
 import {
-  fail,
   MintedPoolKey,
   PoolKeyBody,
   PoolKeyList,
@@ -16,9 +15,8 @@ import {
 } from "../protocol/index.ts";
 import { API_KEY } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
+import { useQueue } from "./pool-queues.ts";
 import { unwrap } from "./respond.ts";
-
-export const TOO_MANY_QUEUES = "the tenant has as many queues as it may have (100)";
 
 /** Runner pools by API key: pool keys, queues and the connected hosts (docs/PROTOCOL.md, "Pools"). */
 export const pools = apiRouter();
@@ -162,12 +160,12 @@ apiRoute(
     access: API_KEY,
     request: { params: QueueParams, body: jsonRequest(QueueSettingsBody) },
     responses: { 200: jsonResponse(QueueInfo, "The queue as now set") },
-    refusals: ["invalid_query", ...bodyRefusals],
+    refusals: ["invalid_path", ...bodyRefusals],
   },
   async (c) => {
     const tenant = c.var.tenant;
     const { queue } = c.req.valid("param");
-    if (!(await tenantPoolsStub(c.env, tenant).addQueue(queue))) unwrap(fail("invalid_body", TOO_MANY_QUEUES));
+    unwrap(await useQueue(c.env, tenant, queue, "path"));
     return c.json(await dispatcherStub(c.env, tenant, queue).configure(tenant, queue, c.req.valid("json")), 200);
   },
 );

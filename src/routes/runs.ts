@@ -1,12 +1,12 @@
 import { mintRunTokens } from "../auth/mint.ts";
 import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
-import { placeResult, withPlacement } from "../pools/placement.ts";
+import { placeResult, withPlacement, withPoolHosts } from "../pools/placement.ts";
 import {
   CreatedRun,
   CreateRunBody,
   DEFAULT_QUEUE,
-  fail,
   ListRunsQuery,
+  metaFilters,
   PurgedRun,
   RunParams,
   RunRecord,
@@ -15,7 +15,7 @@ import {
 import { API_KEY, RUN_BY_API_KEY, RUN_READER } from "./access.ts";
 import { apiRoute, apiRouter, jsonRequest, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
-import { TOO_MANY_QUEUES } from "./pools.ts";
+import { tooManyQueues } from "./pool-queues.ts";
 import { respond, unwrap } from "./respond.ts";
 
 /** The queue a create body puts its run in: a pool run's (agent names a profile), else none. */
@@ -49,11 +49,12 @@ apiRoute(
     const body = c.req.valid("json");
     const runId = body.runId ?? crypto.randomUUID();
     const queue = poolQueueOf(body);
-    if (queue !== null && !(await tenantPoolsStub(c.env, tenant).addQueue(queue))) {
-      unwrap(fail("invalid_body", TOO_MANY_QUEUES));
-    }
+    const pools = tenantPoolsStub(c.env, tenant);
+    // The queue is checked before the run is stored and recorded after: a refused create stores nothing.
+    if (queue !== null && !(await pools.queueAllowed(queue))) unwrap(tooManyQueues("body", queue));
     const stub = runStub(c.env, tenant, runId);
     const { run, created } = unwrap(await placeResult(c.env, tenant, await stub.create(tenant, runId, body)));
+    if (queue !== null) await pools.recordQueue(queue);
     const asks = [{ role: "runner" }, { role: "viewer" }] as const;
     const [runner, viewer] = unwrap(
       await mintRunTokens(c.env, { tenant, runId, stub, timeouts: run.timeouts }, [...asks]),
@@ -79,12 +80,19 @@ apiRoute(
     path: "/",
     tags,
     summary: "List the tenant's runs, newest first",
+    description:
+      "Filters combine (every one must match): `status`, `agent`, `tag` (repeatable: every tag), `meta.KEY=value` (repeatable: a metadata entry whose string, number or boolean value reads `value`), `createdAfter`, `createdBefore`. Pass `nextCursor` back with the same filters for the next page.",
     access: API_KEY,
     request: { query: ListRunsQuery },
     responses: { 200: jsonResponse(RunsPage, "A page of runs; pass `nextCursor` back as `cursor` for the next") },
     refusals: ["invalid_query"],
   },
-  async (c) => respond(c, await tenantIndexStub(c.env, c.var.tenant).list(c.req.valid("query")), 200),
+  async (c) => {
+    const meta = unwrap(metaFilters(c.req.queries()));
+    const { tag, ...query } = c.req.valid("query");
+    const page = await tenantIndexStub(c.env, c.var.tenant).list({ ...query, tags: tag, meta });
+    return respond(c, await withPoolHosts(c.env, c.var.tenant, page), 200);
+  },
 );
 
 apiRoute(

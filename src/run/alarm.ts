@@ -1,3 +1,4 @@
+import { keepAlarmAt } from "../objects/alarm-schedule.ts";
 import { isTerminal } from "../protocol/index.ts";
 import { enterRecovery, recoveryLapsed } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
@@ -10,12 +11,8 @@ import type { Timer, Timers } from "./timers.ts";
  * Sets the alarm to the earliest timer, or deletes it when none is left. Called after each commit
  * and on every wake of the object (a commit that died before this left its rows unarmed).
  */
-export async function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
-  const next = timers.earliest();
-  const current = await storage.getAlarm();
-  if (next === null) {
-    if (current !== null) await storage.deleteAlarm();
-  } else if (current !== next) await storage.setAlarm(next);
+export function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
+  return keepAlarmAt(storage, timers.earliest());
 }
 
 /**

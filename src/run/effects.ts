@@ -5,6 +5,8 @@ export interface Effects {
   /** Events appended, in seq order, for live viewers. */
   appended: RunEvent[];
   statusChanged: boolean;
+  /** Usage totals changed: the tenant index is brought up to date as after a status change. */
+  usageChanged: boolean;
   /** Frames for the current runner socket. */
   runnerFrames: ServerToRunner[];
   /** Set when the object itself ended the run: send it to the runner, then close its socket. */
@@ -12,5 +14,5 @@ export interface Effects {
 }
 
 export function noEffects(): Effects {
-  return { appended: [], statusChanged: false, runnerFrames: [], endRunner: null };
+  return { appended: [], statusChanged: false, usageChanged: false, runnerFrames: [], endRunner: null };
 }

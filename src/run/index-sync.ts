@@ -1,21 +1,54 @@
-import type { RunStatus } from "../protocol/index.ts";
+import { agentNameOf, type RunStatus, toNanoUsd } from "../protocol/index.ts";
 import { scheduleAlarm } from "./alarm.ts";
 import { RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+import { type UsageDay, UsageStore } from "./usage.ts";
+
+/** What the tenant's list keeps of one run: to list it, find it (tags, metadata) and sum its usage. */
+export interface IndexEntry {
+  runId: string;
+  status: RunStatus;
+  createdAt: number;
+  /** The run's status version: an entry below the row's is ignored. */
+  version: number;
+  agent: string | null;
+  /** The pool queue of a pool run; null (or absent) for one started by hand. */
+  queue?: string | null | undefined;
+  tags: string[];
+  /** The metadata entries the list filters by (`meta.KEY=value`): scalars, as text. */
+  metadata: Record<string, string>;
+  /** The run's usage per UTC day. */
+  usage: UsageDay[];
+  /** The run's stated costs in nano-dollars; null when its provider stated none. */
+  costNanoUsd: number | null;
+}
 
 /** The tenant's list of runs (TenantIndex), as a run's object updates it. */
 export interface TenantIndexApi {
-  upsert(runId: string, status: RunStatus, createdAt: number, version: number): Promise<void>;
+  upsert(entry: IndexEntry): Promise<void>;
   remove(runId: string, version: number): Promise<void>;
 }
 
 const RETRY_MS = 5_000;
+/** Longest metadata key and value text the list indexes; longer ones are kept, not searchable. */
+export const INDEXED_META_CHARS = 256;
+
+/** The metadata entries a list filter can match: strings, numbers and booleans, as their text. */
+export function indexedMetadata(metadata: Record<string, unknown>): Record<string, string> {
+  const indexed: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") continue;
+    const text = String(value);
+    if (key.length <= INDEXED_META_CHARS && text.length <= INDEXED_META_CHARS) indexed[key] = text;
+  }
+  return indexed;
+}
 
 /**
- * Brings the tenant's run list up to date with this run (after a status change or a purge). The
- * index is another object, so this is not part of the run's transaction: a failure leaves an
- * `index_sync` timer and the alarm tries again. Two syncs can be in flight at once and land in
- * either order, so each carries the run's status version and the index keeps the highest.
+ * Brings the tenant's run list up to date with this run (after a status or usage change, or a
+ * purge). The index is another object, so this is not part of the run's transaction: a failure
+ * leaves an `index_sync` timer and the alarm tries again. Two syncs can be in flight at once and
+ * land in either order, so each carries the run's status version and the index keeps the highest.
  */
 export async function syncTenantIndex(
   storage: DurableObjectStorage,
@@ -23,9 +56,24 @@ export async function syncTenantIndex(
 ): Promise<void> {
   const run = new RunStore(storage.sql).load();
   if (!run) return;
+  const usage = new UsageStore(storage.sql);
+  const cost = usage.usage().total.costUsd;
   try {
     if (run.purgedAt !== null) await index(run.tenant).remove(run.runId, run.statusVersion);
-    else await index(run.tenant).upsert(run.runId, run.status, run.createdAt, run.statusVersion);
+    else {
+      await index(run.tenant).upsert({
+        runId: run.runId,
+        status: run.status,
+        createdAt: run.createdAt,
+        version: run.statusVersion,
+        agent: agentNameOf(run.agent),
+        queue: run.queue,
+        tags: run.tags,
+        metadata: indexedMetadata(run.metadata),
+        usage: usage.days(),
+        costNanoUsd: cost === null ? null : toNanoUsd(cost),
+      });
+    }
   } catch {
     const timers = new Timers(storage.sql);
     timers.set("index_sync", Date.now() + RETRY_MS);

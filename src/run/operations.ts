@@ -61,7 +61,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
-        if (machine.effects.statusChanged) machine.store.bumpStatusVersion();
+        if (machine.effects.statusChanged || machine.effects.usageChanged) machine.store.bumpStatusVersion();
         return result.value;
       });
     } catch (error) {
@@ -72,7 +72,8 @@ export class RunOperations implements RunHost {
     if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.store.log.state()?.tail ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await scheduleAlarm(this.storage, machine.timers);
-    if (machine.effects.statusChanged) await syncTenantIndex(this.storage, this.tenantIndex);
+    if (machine.effects.statusChanged || machine.effects.usageChanged)
+      await syncTenantIndex(this.storage, this.tenantIndex);
     if (machine.outbox.added) await this.flushOutbox();
     return ok(value);
   }

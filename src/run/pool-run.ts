@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_RECOVERIES,
   DEFAULT_TIMEOUTS,
   DEFAULT_QUEUE,
+  isTerminal,
   type RecoveryMode,
   type RecoveryPolicy,
   resolveTimeouts,
@@ -11,6 +12,7 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
+import type { TokenStore } from "./token-store.ts";
 
 // A pool run (one whose `agent` names a profile) and its dispatcher: what the run tells it, and
 // the run's automatic recovery policy. Notifications go through the outbox (outbox.ts), so each
@@ -136,4 +138,22 @@ export function applyRecoveryPolicy(machine: RunMachine, mode: RecoveryMode, rea
     generation: run.generation,
   });
   dispatchRecovery(machine, run, mode);
+}
+
+/** What a run answers its dispatcher taking back a lapsed assignment (src/pools/dispatch.ts). */
+export type TakeBack = "claimed" | "finished" | "taken_back";
+
+/**
+ * Decides, in the run's own transaction, what becomes of an assignment whose lease lapsed: a run
+ * claimed meanwhile keeps its bridge, an ended one needs nothing, and otherwise the assignment's
+ * runner token is revoked, so the host it went to can no longer claim once the run is offered
+ * elsewhere. Being one transaction, a claim lands either before it (kept) or after (refused).
+ */
+export function takeBackAssignment(machine: RunMachine, tokens: TokenStore, tokenId: string | null): TakeBack {
+  const { status } = machine.mustLoad();
+  if (isTerminal(status)) return "finished";
+  if (status === "running" || status === "waiting" || status === "stalled") return "claimed";
+  // A token already gone (expired, or revoked with all of the run's) can claim nothing either.
+  if (tokenId !== null) tokens.revoke(tokenId, machine.now);
+  return "taken_back";
 }

@@ -1,3 +1,4 @@
+import { notifyWebhooks } from "./webhook-notices.ts";
 import type { RecoveryMode, RejectReason } from "../protocol/index.ts";
 import type { Hello } from "./claim.ts";
 import { applyRecoveryPolicy } from "./pool-run.ts";
@@ -41,6 +42,7 @@ export function enterRecovery(machine: RunMachine, run: RunRow): void {
   machine.timers.clear("lease");
   machine.timers.set("recover", deadline);
   machine.control(run.epoch, "run.recovering", { mode, reason, generation: run.generation });
+  notifyWebhooks(machine, "run.recovering", String(machine.mustLoad().recoveryEpisode));
   applyRecoveryPolicy(machine, mode, reason);
 }
 

@@ -26,6 +26,8 @@ import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./po
 import { type RunLimits, runLimits } from "./run-limits.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
+import { notifyRunEnded, notifyWebhooks } from "./webhook-notices.ts";
+import { noticeUsage, UsageStore } from "./usage.ts";
 
 /** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
 const REFUSED_APPROVAL = "too_many_approvals" satisfies ErrorCode;
@@ -56,6 +58,7 @@ export class RunMachine {
   readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
   readonly outbox: Outbox;
+  readonly usage: UsageStore;
 
   readonly now: number;
   readonly limits: RunLimits;
@@ -72,6 +75,7 @@ export class RunMachine {
     this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
     this.outbox = new Outbox(sql);
+    this.usage = new UsageStore(sql);
   }
 
   run(): RunRow | null {
@@ -108,6 +112,9 @@ export class RunMachine {
       timeouts: run.timeouts,
       retentionMs: run.retentionMs,
       metadata: run.metadata,
+      tags: run.tags,
+      usage: this.usage.usage(),
+      budget: run.budget,
       pendingApprovals: this.approvals.pendingSummaries(),
       runner: {
         id: run.runnerId,
@@ -143,6 +150,8 @@ export class RunMachine {
       agent: body.agent,
       input: body.input,
       metadata: body.metadata ?? {},
+      tags: body.tags ?? [],
+      budget: body.budget ?? null,
       timeouts,
       retentionMs: body.retentionMs ?? DEFAULT_RETENTION_MS,
       ...poolFields(body),
@@ -152,6 +161,8 @@ export class RunMachine {
       agent: body.agent ?? null,
       input: body.input ?? null,
       metadata: body.metadata ?? {},
+      ...(body.tags === undefined ? {} : { tags: body.tags }),
+      ...(body.budget === undefined ? {} : { budget: body.budget }),
     });
     this.timers.set("claim", this.now + timeouts.claimMs);
     this.timers.set("deadline", this.now + timeouts.runMs);
@@ -296,6 +307,7 @@ export class RunMachine {
     this.control(run.epoch, "run.finished", { outcome });
     this.effects.statusChanged = true;
     notifyDispatcher(this, "finished");
+    notifyRunEnded(this, outcome);
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 
@@ -332,6 +344,7 @@ export class RunMachine {
    * makes the run wait; `agent.session` `{provider, id}` records the provider's session.
    */
   noticeRunnerEvent(seq: number, event: { type: string; data?: unknown }): void {
+    if (noticeUsage(this, event)) return;
     if (event.type === "agent.session") {
       this.noticeSession(event.data);
       return;
@@ -350,6 +363,7 @@ export class RunMachine {
     this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
     this.timers.set("approval", expiresAt, requestId);
     if (run.status === "running") this.setStatus("waiting");
+    notifyWebhooks(this, "run.waiting", requestId);
   }
 
   /**

@@ -13,6 +13,7 @@ import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
 import { exceedQuota, overQuota } from "./quota.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
+import { enforceBudget } from "./usage.ts";
 
 // What the runner holding the current claim does to the run, one frame at a time.
 
@@ -32,6 +33,8 @@ export type BatchVerdict =
   | { kind: "terminal"; status: RunStatus }
   /** The batch would pass the run's byte quota: nothing stored, the run failed `quota_exceeded`. */
   | { kind: "quota_exceeded" }
+  /** Stored, and its usage passed the run's budget: the run is cancelled `budget_exceeded` (usage.ts). */
+  | { kind: "budget_exceeded" }
   /** Stored what was new; `stoppedAt` is the gap or conflict that ended the batch early. */
   | { kind: "stored"; highestSourceSeq: number; stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null };
 
@@ -85,6 +88,7 @@ export function storeBatch(
     const appended = machine.store.appendEvents(drafts, { generation, state: runner }, events);
     machine.effects.appended.push(...appended);
     for (const event of appended) machine.noticeRunnerEvent(event.seq, event);
+    if (enforceBudget(machine)) return { kind: "budget_exceeded" };
   }
   machine.timers.set("idle", machine.now + run.timeouts.idleMs);
   return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };

@@ -40,7 +40,7 @@ export async function handleRunnerFrame(
       const verdict = result.value;
       if (verdict.kind === "stale_epoch") return fence(host, ws, verdict.epoch);
       // The runner was told (an error frame, then `rejected`) as the run failed.
-      if (verdict.kind === "quota_exceeded") return;
+      if (verdict.kind === "quota_exceeded" || verdict.kind === "budget_exceeded") return;
       if (verdict.kind === "terminal") {
         return send(ws, {
           type: "error",

@@ -1,6 +1,7 @@
 import { LogCore } from "../log/log.ts";
 import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
 import {
+  type Budget,
   type NativeSession,
   type Outcome,
   type RecoveryMode,
@@ -52,6 +53,8 @@ export interface RunRow {
   agent: unknown;
   input: unknown;
   metadata: Record<string, unknown>;
+  tags: string[];
+  budget: Budget | null;
   timeouts: Timeouts;
   retentionMs: number;
   /** A pool run's queue (its `agent` names the profile); null for a run started by hand. */
@@ -97,6 +100,8 @@ interface RawRun extends Record<string, SqlStorageValue> {
   agent: string | null;
   input: string | null;
   metadata: string;
+  tags: string;
+  budget: string | null;
   timeouts: string;
   retention_ms: number;
   generation: number;
@@ -183,6 +188,8 @@ export class RunStore {
       agent: parseOrNull(raw.agent),
       input: parseOrNull(raw.input),
       metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
+      tags: JSON.parse(raw.tags) as string[],
+      budget: parseOrNull(raw.budget) as Budget | null,
       // Runs stored before a deadline existed take its default (recoverMs came with recovery).
       timeouts: resolveTimeouts(JSON.parse(raw.timeouts) as Partial<Timeouts>),
       retentionMs: raw.retention_ms,
@@ -196,8 +203,8 @@ export class RunStore {
   insert(run: NewRun): void {
     this.sql.exec(
       `INSERT INTO run (singleton, tenant, run_id, fingerprint, status, created_at, agent, input, metadata, timeouts,
-         retention_ms, queue, recovery_policy, max_recoveries)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         retention_ms, queue, recovery_policy, max_recoveries, tags, budget)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.tenant,
       run.runId,
       run.fingerprint,
@@ -211,6 +218,8 @@ export class RunStore {
       run.queue,
       run.recoveryPolicy,
       run.maxRecoveries,
+      JSON.stringify(run.tags),
+      run.budget === null ? null : JSON.stringify(run.budget),
     );
     this.log.init();
   }

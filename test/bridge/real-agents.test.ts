@@ -9,13 +9,14 @@ import { liveMembers } from "../../runner-bridge/src/proctree.ts";
 import { readPid, runPaths } from "../../runner-bridge/src/rundir.ts";
 import { CLAUDE_BIN, CODEX_BIN, requireRealAgents } from "../agents/paths.ts";
 import { waitFor } from "../support/wait.ts";
-import { resumeArgs, runArgs, tempDir } from "./harness/bridge.ts";
+import { agentHomeOf, resumeArgs, runArgs, tempDir } from "./harness/bridge.ts";
 import { useEdge } from "./harness/context.ts";
 import { wipeSandbox } from "./harness/sandbox.ts";
 import { expectValidEvents, nativeOf } from "./unit/agui-support.ts";
 
 // The real CLIs from npm (test/agents), offline and without credentials, through runner-bridge
-// against a real `wrangler dev`. Each agent gets a fresh HOME, so its session files land there.
+// against a real `wrangler dev`. Each agent gets a fresh HOME, so its session files land there
+// (the bridge's, or under --sandbox os the run's own beside its run directory: agentHomeOf).
 requireRealAgents();
 const t = useEdge();
 
@@ -27,14 +28,17 @@ function sandbox(): { home: string; work: string } {
   return { home, work };
 }
 
-/** Every live process on the machine whose environment has this HOME: the bridge, its supervisor, the agent's tree. */
-function processesWithHome(home: string): { pid: number; cmdline: string }[] {
+/**
+ * Every live process on the machine whose environment has one of these HOMEs: the bridge, its
+ * supervisor, the agent's tree (under --sandbox os the supervisor and the agent have the agent's).
+ */
+function processesWithHome(...homes: string[]): { pid: number; cmdline: string }[] {
   const found: { pid: number; cmdline: string }[] = [];
   for (const name of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const environ = fs.readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
-      if (!environ.includes(`HOME=${home}`)) continue;
+      if (!homes.some((home) => environ.includes(`HOME=${home}`))) continue;
       const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ").trim();
       found.push({ pid: Number(name), cmdline });
     } catch {
@@ -57,6 +61,7 @@ describe("the real codex app-server (@openai/codex), offline", () => {
       cwd: work,
     });
     const { run, dir, bridge } = started;
+    const agentHome = agentHomeOf(home, dir);
     // Without network codex retries its model connection: the turn has started and stays open.
     await waitFor(
       "codex to start the turn and report its first reconnect error",
@@ -98,7 +103,7 @@ describe("the real codex app-server (@openai/codex), offline", () => {
 
     // The thread's rollout is where the session names it, under the agent's HOME.
     const rollout = (nativeOf(session as StoredEvent) as { result: { thread: { path: string } } }).result.thread.path;
-    expect(rollout.startsWith(path.join(home, ".codex", "sessions"))).toBe(true);
+    expect(rollout.startsWith(path.join(agentHome, ".codex", "sessions"))).toBe(true);
     expect(path.basename(rollout)).toMatch(new RegExp(`^rollout-.*-${thread}\\.jsonl$`));
     expect(fs.readFileSync(rollout, "utf8")).toContain(thread);
 
@@ -107,14 +112,14 @@ describe("the real codex app-server (@openai/codex), offline", () => {
     const group = readPid(runPaths(dir).agentPid) as number;
     const exe = (pid: number) => fs.readlinkSync(`/proc/${pid}/exe`);
     expect(liveMembers(group).map(exe)).toContainEqual(expect.stringMatching(/codex-linux-[^/]+\/.*\/codex$/));
-    expect(processesWithHome(home).length).toBeGreaterThanOrEqual(3); // the bridge, its supervisor, codex
+    expect(processesWithHome(home, agentHome).length).toBeGreaterThanOrEqual(3); // the bridge, its supervisor, codex
 
     await t.api.cancel(run.id);
     expect(await bridge.waitExit(60_000)).toBe(0);
     expect(await t.api.getRun(run.id)).toMatchObject({ status: "cancelled" });
     expect(liveMembers(group)).toEqual([]);
-    expect(processesWithHome(home)).toEqual([]);
-    fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
+    expect(processesWithHome(home, agentHome)).toEqual([]);
+    for (const d of [home, agentHome]) fs.rmSync(d, { recursive: true, force: true }); // kept for a look when the test fails
   });
 });
 
@@ -142,7 +147,7 @@ describe("the real codex resumes its thread on a fresh sandbox", () => {
     );
     expect(stored.generation).toBe(1);
     const thread = (await t.api.getRun(runId)).nativeSession?.id as string;
-    await wipeSandbox(bridge, dir, [first.home]);
+    await wipeSandbox(bridge, dir, [first.home, agentHomeOf(first.home, dir)]);
     const lost = await waitFor("the run to be recovering", async () => {
       const run = await t.api.getRun(runId);
       return run.status === "recovering" ? run : null;
@@ -158,12 +163,15 @@ describe("the real codex resumes its thread on a fresh sandbox", () => {
     }
 
     const second = sandbox();
+    const dir2 = t.runDir();
+    // The checkpoint is restored into the HOME the new agent has, not the bridge's (under --sandbox os).
+    const secondHome = agentHomeOf(second.home, dir2);
     const resumed = t.bridge(
       resumeArgs({
         edge: t.edge.url,
         runId,
         token: created.runnerToken,
-        dir: t.runDir(),
+        dir: dir2,
         agent: [CODEX_BIN, "app-server"],
       }),
       { env: { HOME: second.home }, cwd: second.work },
@@ -175,22 +183,22 @@ describe("the real codex resumes its thread on a fresh sandbox", () => {
     );
     expect(session.data).toMatchObject({ provider: "codex", id: thread });
     expect(nativeOf(session as never)).toMatchObject({ id: "rb-thread-resume", result: { thread: { id: thread } } });
-    expect(
-      fs.readdirSync(path.join(second.home, ".codex", "sessions"), { recursive: true }).map(String),
-    ).toContainEqual(expect.stringMatching(new RegExp(`rollout-.*-${thread}\\.jsonl$`)));
+    expect(fs.readdirSync(path.join(secondHome, ".codex", "sessions"), { recursive: true }).map(String)).toContainEqual(
+      expect.stringMatching(new RegExp(`rollout-.*-${thread}\\.jsonl$`)),
+    );
 
     await t.api.cancel(runId);
     expect(await resumed.waitExit(60_000)).toBe(0);
     expect(await t.api.getRun(runId)).toMatchObject({ status: "cancelled", generation: 2 });
-    expect(processesWithHome(second.home)).toEqual([]);
-    fs.rmSync(second.home, { recursive: true, force: true });
+    expect(processesWithHome(second.home, secondHome)).toEqual([]);
+    for (const d of [second.home, secondHome]) fs.rmSync(d, { recursive: true, force: true });
   });
 });
 
 describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logged in", () => {
   it("the run fails with claude's not-logged-in message, the session is reported, and its transcript is on disk", async () => {
     const { home, work } = sandbox();
-    const { run, bridge } = await t.startRun({
+    const { run, bridge, dir } = await t.startRun({
       agent: [
         CLAUDE_BIN,
         ...["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
@@ -220,7 +228,9 @@ describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logge
     });
 
     // Where a later recovery finds the conversation: ~/.claude/projects/<cwd, dashed>/<session_id>.jsonl
-    const transcript = path.join(home, ".claude", "projects", work.replace(/[^a-zA-Z0-9]/g, "-"), `${sessionId}.jsonl`);
+    const agentHome = agentHomeOf(home, dir);
+    const projects = path.join(agentHome, ".claude", "projects");
+    const transcript = path.join(projects, work.replace(/[^a-zA-Z0-9]/g, "-"), `${sessionId}.jsonl`);
     const lines = fs
       .readFileSync(transcript, "utf8")
       .trim()
@@ -229,8 +239,8 @@ describe("the real claude CLI (@anthropic-ai/claude-code), offline and not logge
     expect(lines.some((l) => l.type === "user" && l.message?.content === "say hi" && l.sessionId === sessionId)).toBe(
       true,
     );
-    expect(processesWithHome(home)).toEqual([]);
-    fs.rmSync(home, { recursive: true, force: true }); // kept for a look when the test fails
+    expect(processesWithHome(home, agentHome)).toEqual([]);
+    for (const d of [home, agentHome]) fs.rmSync(d, { recursive: true, force: true }); // kept for a look when the test fails
   });
 });
 

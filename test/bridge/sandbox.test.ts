@@ -37,16 +37,48 @@ function commandLinesWith(needle: string): string[] {
 /** The straggler's own process (its command line; the plan naming it is on the agent's too). */
 const stragglers = (marker: string) => commandLinesWith(marker).filter((line) => line.includes("process.on('SIGTERM'"));
 
-/** A host whose HOME holds a private key, as an operator's machine would. */
-function hostHomeWithKey(): { home: string; key: string } {
-  const home = tempDir("host-home-");
+/**
+ * A host whose HOME holds a private key and a .bashrc, as an operator's machine would. Outside
+ * /tmp (which the sandbox replaces), so the agent sees it, read-only.
+ */
+function hostHomeWithKey(): { home: string; key: string; bashrc: string } {
+  const home = fs.mkdtempSync("/var/tmp/host-home-");
+  varTmpDirs.push(home);
   fs.mkdirSync(path.join(home, ".ssh"), { mode: 0o700 });
   const key = `-----BEGIN OPENSSH PRIVATE KEY----- ${randomUUID()}`;
   fs.writeFileSync(path.join(home, ".ssh", "id_rsa"), key, { mode: 0o600 });
-  return { home, key };
+  const bashrc = "export PATH=$PATH\n";
+  fs.writeFileSync(path.join(home, ".bashrc"), bashrc);
+  return { home, key, bashrc };
 }
 
-/** `runner-bridge run --sandbox os` on a fresh run with the escape agent; the token only in the environment. */
+/** Another run's files and HOME in a `.runner-bridge/` directory, as the default layout keeps them. */
+function plantOtherRun(root: string): string {
+  const other = path.join(root, "other-run");
+  fs.mkdirSync(other, { recursive: true });
+  fs.writeFileSync(path.join(other, "journal.ndjson"), '{"type":"other"}\n');
+  fs.mkdirSync(`${other}.home`);
+  fs.writeFileSync(path.join(`${other}.home`, "secret"), "other run's session");
+  return other;
+}
+
+/** The bridge's HOME as the test planted it: no file added, none changed. */
+function expectHostHomeUntouched(host: { home: string; key: string; bashrc: string }) {
+  expect(fs.readdirSync(host.home).sort()).toEqual([".bashrc", ".ssh"]);
+  expect(fs.readdirSync(path.join(host.home, ".ssh"))).toEqual(["id_rsa"]);
+  expect(fs.readFileSync(path.join(host.home, ".ssh", "id_rsa"), "utf8")).toBe(host.key);
+  expect(fs.readFileSync(path.join(host.home, ".bashrc"), "utf8")).toBe(host.bashrc);
+}
+
+/** The agent's own HOME after a run: its write, and its credential paths only as the empty placeholders that masked them. */
+function expectOwnHome(home: string) {
+  expect(fs.readFileSync(path.join(home, "written-inside"), "utf8")).toBe("escaped");
+  expect(fs.readdirSync(path.join(home, ".ssh"))).toEqual([]);
+  expect(fs.readdirSync(path.join(home, ".aws"))).toEqual([]);
+  expect(fs.readFileSync(path.join(home, ".netrc"), "utf8")).toBe("");
+}
+
+/** `runner-bridge run --sandbox os` on a fresh run with the escape agent; the token only in a --token-file. */
 async function startEscapeRun(options: {
   network?: string;
   finally: "exit" | "wait";
@@ -54,17 +86,31 @@ async function startEscapeRun(options: {
   env?: Record<string, string>;
   extra?: string[];
   body?: Record<string, unknown>;
+  /** No --dir: the run's files in `.runner-bridge/<run>/` of a fresh cwd, beside another run's. */
+  defaultLayout?: boolean;
+  /** How the bridge gets its token: a --token-file (default), or RUNNER_BRIDGE_TOKEN as a pool passes it. */
+  tokenVia?: "file" | "env";
 }) {
   const created = await t.api.createRun(options.body);
-  const dir = t.runDir();
+  const cwd = options.defaultLayout ? fs.mkdtempSync("/var/tmp/bridge-cwd-") : undefined;
+  if (cwd) varTmpDirs.push(cwd);
+  const dir = cwd ? path.join(cwd, ".runner-bridge", created.run.id) : t.runDir();
+  const otherRun = cwd ? plantOtherRun(path.join(cwd, ".runner-bridge")) : undefined;
   const workspace = tempDir("workspace-");
   // Outside /tmp (which the sandbox replaces), so the agent sees it and finds it read-only.
   const otherWorkspace = fs.mkdtempSync("/var/tmp/other-workspace-");
   varTmpDirs.push(otherWorkspace);
   const host = hostHomeWithKey();
   const straggler = `straggler-${randomUUID()}`;
+  // Outside /tmp too: the agent sees the directory, and must find the file itself masked.
+  const tokenDir = fs.mkdtempSync("/var/tmp/runner-token-");
+  varTmpDirs.push(tokenDir);
+  const tokenFile = path.join(tokenDir, "token");
+  const viaEnv = options.tokenVia === "env";
+  if (!viaEnv) fs.writeFileSync(tokenFile, created.runnerToken, { mode: 0o600 });
   const plan = {
     runDir: dir,
+    tokenFile,
     bridgePid: 0,
     bridgeDir: path.join(REPO, "runner-bridge"),
     otherWorkspace,
@@ -73,6 +119,7 @@ async function startEscapeRun(options: {
     straggler,
     finally: options.finally,
     ...(options.allowed ? { allowed: options.allowed } : {}),
+    ...(otherRun ? { otherRun } : {}),
   };
   // The bridge's pid is only known once it runs; the agent looks for it in a plan file it reads at start.
   const args = runArgs({
@@ -91,14 +138,16 @@ async function startEscapeRun(options: {
     agent: [NODE, path.join(FIXTURES, "escape-agent.mjs"), "PLAN"],
   });
   const tokenAt = args.indexOf("--token");
-  args.splice(tokenAt, 2);
+  args.splice(tokenAt, 2, ...(viaEnv ? [] : ["--token-file", tokenFile]));
+  if (cwd) args.splice(args.indexOf("--dir"), 2);
   const bridge = t.bridge(
     args.map((a) => (a === "PLAN" ? JSON.stringify(plan) : a)),
     {
-      env: { HOME: host.home, RUNNER_BRIDGE_TOKEN: created.runnerToken, ...options.env },
+      env: { HOME: host.home, ...(viaEnv ? { RUNNER_BRIDGE_TOKEN: created.runnerToken } : {}), ...options.env },
+      ...(cwd ? { cwd } : {}),
     },
   );
-  return { ...created, dir, workspace, otherWorkspace, host, straggler, bridge };
+  return { ...created, dir, otherRun, workspace, otherWorkspace, host, tokenFile, straggler, bridge };
 }
 
 const blocked = (sourceSeq: number, attempt: string) => custom(sourceSeq, "escape.attempt", { attempt, blocked: true });
@@ -108,6 +157,7 @@ const LOCAL_ATTEMPTS = [
   "read the bridge's cmdline",
   "read the bridge's environ",
   "find the token in any process",
+  "read the --token-file",
   "read the run spec",
   "read the journal",
   "append to the journal",
@@ -123,12 +173,23 @@ const LOCAL_ATTEMPTS = [
   "open kernel.core_pattern for writing",
 ];
 
+const HOME_ATTEMPTS = [
+  "create ~/.ssh/authorized_keys in the bridge's HOME",
+  "create ~/.aws/credentials in the bridge's HOME",
+  "append to ~/.bashrc in the bridge's HOME",
+  "create ~/.ssh/authorized_keys in its own HOME",
+  "create ~/.aws/credentials in its own HOME",
+  "write ~/.netrc in its own HOME",
+];
+
 /** The events of attempts 1–4 and the two things the agent may do, from sourceSeq 1. */
 function localTranscript() {
   const events = LOCAL_ATTEMPTS.map((a, i) => blocked(i + 1, a));
   let seq = events.length;
   events.push(allowedEvent(++seq, "write the workspace"), allowedEvent(++seq, "write HOME"));
-  events.push(blocked(++seq, "read ~/.ssh/id_rsa"), blocked(++seq, "connect to the edge's port"));
+  events.push(blocked(++seq, "read ~/.ssh/id_rsa"));
+  for (const attempt of HOME_ATTEMPTS) events.push(blocked(++seq, attempt));
+  events.push(blocked(++seq, "connect to the edge's port"));
   return events;
 }
 
@@ -146,19 +207,55 @@ describe("--sandbox os", () => {
 
     // Only the workspace and HOME took the agent's writes; nothing else of the host changed.
     expect(fs.readFileSync(path.join(run.workspace, "written-inside"), "utf8")).toBe("escaped");
-    expect(fs.readFileSync(path.join(run.host.home, "written-inside"), "utf8")).toBe("escaped");
+    // HOME is the run's own, beside its run directory; the bridge's HOME is as it was.
+    expectOwnHome(`${run.dir}.home`);
+    expectHostHomeUntouched(run.host);
     expect(fs.existsSync("/etc/runner-bridge-escape")).toBe(false);
     expect(fs.existsSync(path.join(REPO, "runner-bridge", "escape"))).toBe(false);
     expect(fs.readdirSync(run.otherWorkspace)).toEqual([]);
+    expect(fs.readFileSync(run.tokenFile, "utf8")).toBe(run.runnerToken);
     // The run ended, so nothing of its sandbox is left, not even the setsid child that ignores SIGTERM.
     await waitFor("the straggler to be gone with its sandbox", () => stragglers(run.straggler).length === 0, 5000);
     expect(fs.existsSync(run.dir)).toBe(false);
+  });
+
+  it("--home DIR is the agent's HOME: its writes land there, and its absent credential paths are masked too", async () => {
+    const home = fs.mkdtempSync("/var/tmp/agent-home-");
+    varTmpDirs.push(home);
+    const run = await startEscapeRun({ finally: "exit", extra: ["--home", home] });
+    expect(await run.bridge.waitExit()).toBe(0);
+    const expected = localTranscript();
+    expected.push(custom(expected.length + 1, "straggler.started", {}));
+    expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+    expectOwnHome(home);
+    expect(fs.existsSync(`${run.dir}.home`)).toBe(false);
+    expectHostHomeUntouched(run.host);
+  });
+
+  it("in the default layout the agent sees none of .runner-bridge/ but its own HOME there, <run>.home", async () => {
+    const run = await startEscapeRun({ finally: "exit", defaultLayout: true });
+    expect(await run.bridge.waitExit()).toBe(0);
+    const expected = localTranscript();
+    let seq = expected.length;
+    expected.push(
+      blocked(++seq, "read another run's journal"),
+      blocked(++seq, "read another run's HOME"),
+      custom(++seq, "straggler.started", {}),
+    );
+    expect(await t.api.runnerEvents(run.run.id)).toEqual(expected);
+    expectOwnHome(`${run.dir}.home`);
+    expectHostHomeUntouched(run.host);
+    expect(fs.existsSync(run.dir)).toBe(false);
+    expect(fs.readdirSync(path.dirname(run.dir)).sort()).toEqual(
+      ["other-run", "other-run.home", `${run.run.id}.home`].sort(),
+    );
   });
 
   it("cancel ends every process inside; the token and --env values are on no command line, inside or out", async () => {
     const secret = `sk-sandbox-${randomUUID()}`;
     const run = await startEscapeRun({
       finally: "wait",
+      tokenVia: "env",
       env: { AGENT_SECRET: secret },
       extra: ["--env", "AGENT_SECRET"],
     });

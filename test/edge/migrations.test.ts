@@ -51,6 +51,7 @@ async function snapshot(runId: string) {
  * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
  */
 function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  revertUsageMigration(sql);
   revertClaimAllowance(sql);
   revertPoolMigration(sql);
   revertMigration5(sql);
@@ -67,6 +68,14 @@ function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
   );
   if (withMigrations) sql.exec("DELETE FROM schema_migrations WHERE version > 1");
   else sql.exec("DROP TABLE schema_migrations");
+}
+
+/** Undoes migration 8 (usage totals, budgets and tags). */
+function revertUsageMigration(sql: SqlStorage): void {
+  sql.exec("DROP TABLE usage_totals");
+  sql.exec("DROP TABLE usage_days");
+  sql.exec("ALTER TABLE run DROP COLUMN tags");
+  sql.exec("ALTER TABLE run DROP COLUMN budget");
 }
 
 /** Undoes migration 7 (the claim-rate allowance). */
@@ -231,6 +240,7 @@ describe("schema migrations", () => {
     // As migrations 2 and 3 left a run older than them: no command bound, migration 4 not applied.
     await runInDurableObject(runObject(live.runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
+      revertUsageMigration(state.storage.sql);
       revertClaimAllowance(state.storage.sql);
       revertPoolMigration(state.storage.sql);
       revertMigration5(state.storage.sql);

@@ -139,6 +139,12 @@ describe("dispatch to pool hosts", () => {
     const assign = await willing.next("assign");
     expect(assign.runId).toBe(run.id);
     expect(assign.assignmentId).not.toBe(declined.assignmentId);
+    // The token the picky host gave back was revoked before the run was offered again.
+    const late = await call(`/v1/runs/${run.id}/runner`, {
+      headers: { upgrade: "websocket" },
+      key: declined.runnerToken,
+    });
+    expect((await json(late, 401)).error.code).toBe("token_revoked");
     picky.close();
     willing.close();
   });

@@ -1,6 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, getRun, json, uniqueRunId } from "./helpers.ts";
+import { CLOSE_CREDENTIAL } from "../../src/protocol/index.ts";
+import { allEvents, call, getRun, json, runnerTranscript, uniqueRunId } from "./helpers.ts";
 import {
   advanceDispatcher,
   connectHost,
@@ -9,7 +10,7 @@ import {
   mintPoolKey,
   takeAssignment,
 } from "./pool-helpers.ts";
-import { claim } from "./sockets.ts";
+import { agentEvent, claim, connectRunner } from "./sockets.ts";
 
 const freshQueue = () => `q-${uniqueRunId()}`.toLowerCase();
 
@@ -34,12 +35,91 @@ describe("assignment leases", () => {
     expect(again.assignmentId).not.toBe(lost.assignmentId);
     expect(await getRun(run.id)).toMatchObject({ poolHost: "host-2", dispatch: { state: "assigned" } });
 
-    // The first host's late bridge is fenced by the claim epoch; the second's holds the run.
-    const late = await claim(run.id, lost.runnerToken, "late-bridge");
+    // The first host's token was revoked before the run was offered again: its late bridge is refused.
+    const late = await call(`/v1/runs/${run.id}/runner`, { headers: { upgrade: "websocket" }, key: lost.runnerToken });
+    expect((await json(late, 401)).error.code).toBe("token_revoked");
     const current = await claim(run.id, again.runnerToken, "current-bridge");
-    expect(current.epoch).toBeGreaterThan(late.epoch);
-    await late.runner.next("fenced");
-    for (const socket of [first, second, late.runner, current.runner]) socket.close();
+    expect(current.epoch).toBe(1);
+    for (const socket of [first, second, current.runner]) socket.close();
+  });
+
+  it("a lapsed assignment is fenced: the first host's late bridge is refused token_revoked, and the log is the second host's transcript", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const first = await connectHost(key, { hostId: "host-a", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    const lost = await takeAssignment(first, run.id);
+    // The first host's bridge dialled in but never said hello before its lease ran out.
+    const lateSocket = await connectRunner(run.id, lost.runnerToken);
+    const second = await connectHost(key, { hostId: "host-b", slots: 1, queue });
+    await advanceDispatcher(30_000, queue);
+    expect(await first.next("revoke")).toMatchObject({ assignmentId: lost.assignmentId, runId: run.id });
+    expect(await lateSocket.next("error")).toMatchObject({ code: "token_revoked" });
+    expect((await lateSocket.waitClosed()).code).toBe(CLOSE_CREDENTIAL);
+
+    const again = await takeAssignment(second, run.id);
+    const current = await claim(run.id, again.runnerToken, "bridge-b");
+    const transcript = [agentEvent(1), agentEvent(2), agentEvent(3, "TEXT_MESSAGE_END", { done: true })];
+    current.runner.send({ type: "events", epoch: current.epoch, events: transcript.slice(0, 2) });
+    expect(await current.runner.next("ack")).toMatchObject({ highestSourceSeq: 2 });
+    // The first host's bridge comes back late: refused, and the second keeps its claim.
+    const late = await call(`/v1/runs/${run.id}/runner`, { headers: { upgrade: "websocket" }, key: lost.runnerToken });
+    expect((await json(late, 401)).error.code).toBe("token_revoked");
+    current.runner.send({ type: "events", epoch: current.epoch, events: transcript.slice(2) });
+    expect(await current.runner.next("ack")).toMatchObject({ highestSourceSeq: 3 });
+
+    expect(await runnerTranscript(run.id)).toEqual(
+      transcript.map((event) => [event.sourceSeq, event.type, event.data]),
+    );
+    const claims = (await allEvents(run.id)).filter((event) => event.type === "run.claimed");
+    expect(claims.map((event) => (event.data as { runnerId: string }).runnerId)).toEqual(["bridge-b"]);
+    expect(await getRun(run.id)).toMatchObject({ status: "running", epoch: 1, poolHost: "host-b" });
+    for (const socket of [first, second, current.runner]) socket.close();
+  });
+
+  it("a host that comes back still running an assignment taken from it is told to stop it", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const first = await connectHost(key, { hostId: "host-a", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    const lost = await takeAssignment(first, run.id);
+    const second = await connectHost(key, { hostId: "host-b", slots: 1, queue });
+    await advanceDispatcher(30_000, queue);
+    const again = await takeAssignment(second, run.id);
+    first.close();
+    await first.waitClosed();
+
+    const back = await connectHost(key, {
+      hostId: "host-a",
+      slots: 1,
+      queue,
+      running: [{ assignmentId: lost.assignmentId, runId: run.id }],
+    });
+    expect(await back.next("revoke")).toMatchObject({ assignmentId: lost.assignmentId, runId: run.id });
+    expect(await getRun(run.id)).toMatchObject({ poolHost: "host-b", dispatch: { state: "assigned" } });
+    const pools = await json(await call("/v1/pools"), 200);
+    const listed = pools.hosts.find((entry: { hostId: string }) => entry.hostId === "host-b");
+    expect(listed).toMatchObject({ runs: [{ runId: run.id, assignmentId: again.assignmentId }] });
+    for (const socket of [back, second]) socket.close();
+  });
+
+  it("a lease whose alarm was lost is armed again when the dispatcher wakes", async () => {
+    const queue = freshQueue();
+    const { key } = await mintPoolKey();
+    const host = await connectHost(key, { hostId: "host-wake", slots: 1, queue });
+    const { run } = await createPoolRun({ queue });
+    await takeAssignment(host, run.id);
+    const leaseDue = await runInDurableObject(dispatcherObject(queue), async (_instance, state) => {
+      expect(await state.storage.getAlarm()).not.toBeNull();
+      // As if the object died between committing the assignment and arming its alarm.
+      await state.storage.deleteAlarm();
+      return state.storage.sql.exec<{ due: number }>("SELECT lease_due AS due FROM runs").one().due;
+    });
+    await evictDurableObject(dispatcherObject(queue), { webSockets: "close" });
+    await host.waitClosed();
+    await json(await call(`/v1/queues/${queue}`), 200);
+    const armed = await runInDurableObject(dispatcherObject(queue), (_instance, state) => state.storage.getAlarm());
+    expect(armed).toBe(leaseDue);
   });
 
   it("a lapsed lease whose run was claimed after all is kept, not dispatched a second time", async () => {

@@ -36,7 +36,11 @@ describe("the run's outbox to its dispatcher", () => {
         new RunMachine(state.storage.sql, Date.now(), () => false).cancel("~crash", "crash test", undefined);
       });
     });
-    expect((await outboxRows(run.id)).map((row) => row.dedupe_key)).toEqual(["dispatcher:finished:1:0"]);
+    // The webhooks' notice of the cancel is committed with it too (src/run/webhook-notices.ts).
+    expect((await outboxRows(run.id)).map((row) => row.dedupe_key)).toEqual([
+      "dispatcher:finished:1:0",
+      "webhooks:run.cancelled:once",
+    ]);
     expect((await timers(run.id)).map((timer) => timer.kind)).toContain("outbox");
     expect((await getRun(run.id)).dispatch?.state).toBe("assigned");
 
@@ -64,7 +68,11 @@ describe("the run's outbox to its dispatcher", () => {
       return { first, second };
     });
     expect(failures).toEqual({ first: { delivered: 0, failed: true }, second: { delivered: 0, failed: true } });
-    expect(await outboxRows(run.id)).toMatchObject([{ dedupe_key: "dispatcher:finished:1:0", attempts: 2 }]);
+    // Delivery stopped at the first row each time: the later one waits its turn, untried.
+    expect(await outboxRows(run.id)).toMatchObject([
+      { dedupe_key: "dispatcher:finished:1:0", attempts: 2 },
+      { dedupe_key: "webhooks:run.cancelled:once", attempts: 0 },
+    ]);
     const retryAt = (await timers(run.id)).find((timer) => timer.kind === "outbox")?.due_at ?? 0;
     expect(retryAt - Date.now()).toBeGreaterThan(1_000); // the second failure waits 2 s, not 1
 

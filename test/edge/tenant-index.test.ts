@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { tenantIndexStub } from "../../src/objects/stubs.ts";
+import type { RunStatus } from "../../src/protocol/index.ts";
+import type { IndexEntry } from "../../src/run/index-sync.ts";
 import { call, createRun, json, uniqueRunId } from "./helpers.ts";
 
 async function listed(tenant: string) {
@@ -9,14 +11,19 @@ async function listed(tenant: string) {
   return page.value.runs;
 }
 
+/** A run's entry with nothing to find it by and no usage. */
+function entry(runId: string, status: RunStatus, createdAt: number, version: number): IndexEntry {
+  return { runId, status, createdAt, version, agent: null, tags: [], metadata: {}, usage: [], costNanoUsd: null };
+}
+
 describe("the tenant index takes versioned upserts", () => {
   it("an older status landing after a newer one is ignored", async () => {
     const tenant = `index-${uniqueRunId()}`;
     const index = tenantIndexStub(env, tenant);
     const createdAt = Date.now();
-    await index.upsert("r1", "queued", createdAt, 1);
-    await index.upsert("r1", "succeeded", createdAt, 3);
-    await index.upsert("r1", "running", createdAt, 2);
+    await index.upsert(entry("r1", "queued", createdAt, 1));
+    await index.upsert(entry("r1", "succeeded", createdAt, 3));
+    await index.upsert(entry("r1", "running", createdAt, 2));
     expect(await listed(tenant)).toMatchObject([{ runId: "r1", status: "succeeded" }]);
   });
 
@@ -24,9 +31,9 @@ describe("the tenant index takes versioned upserts", () => {
     const tenant = `index-${uniqueRunId()}`;
     const index = tenantIndexStub(env, tenant);
     const createdAt = Date.now();
-    await index.upsert("r1", "running", createdAt, 2);
+    await index.upsert(entry("r1", "running", createdAt, 2));
     await index.remove("r1", 4);
-    await index.upsert("r1", "succeeded", createdAt, 3);
+    await index.upsert(entry("r1", "succeeded", createdAt, 3));
     expect(await listed(tenant)).toEqual([]);
   });
 

@@ -121,18 +121,20 @@ describe("a pool host lost mid-run", () => {
 
   it("a host that accepts and dies before claiming: the run is assigned again when the lease lapses", async () => {
     const queue = "short-lease";
-    // 5 s: short, yet long enough for the second host's bridge to claim on a loaded machine (else
-    // the lease lapses on it too and it is assigned the run again, legitimately).
-    expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs: 5000 })).status).toBe(
-      200,
-    );
+    // The doomed host's lease is 5 s; the second host's is a minute, set once the doomed one has
+    // its assignment: a lapsed lease revokes its token, so a bridge slowed by a loaded machine
+    // past a short lease would be refused and the run assigned again (legitimately, but not this test).
+    const setLease = async (assignMs: number) =>
+      expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs })).status).toBe(200);
+    await setLease(5000);
     const { key } = await t.poolKey();
     const doomed = t.host({ key, queue, env: { RUNNER_POOL_FAULT: "die-after-accept" } });
     await doomed.hostId();
     const runId = await t.createRun([{ out: "claimed at last" }], { queue });
-    await waitFor("the doomed host to accept and die", () => doomed.exited(), 30_000);
+    await waitFor("the doomed host to accept the run and die of SIGKILL", () => doomed.exited(), 30_000);
     expect(doomed.output()).toContain(`run ${runId}); dying before any bridge starts`);
     expect(doomed.child.signalCode).toBe("SIGKILL");
+    await setLease(60_000);
     const b = t.host({ key, queue });
     await b.hostId();
 
@@ -141,6 +143,49 @@ describe("a pool host lost mid-run", () => {
     expect(b.accepted(), logs).toEqual([runId]);
     const { texts, control } = await transcript(t.api, runId);
     expect(texts, logs).toEqual(["claimed at last\n"]);
+    expect(control, logs).toEqual(["run.created", "run.claimed", "run.finished"]);
+  });
+
+  it("a host that starts its bridge after its lease lapsed is refused token_revoked; the run is the second host's, exactly", async () => {
+    const queue = "late-start";
+    const setLease = async (assignMs: number) =>
+      expect((await t.api.request("PUT", `/v1/queues/${queue}`, { maxConcurrent: null, assignMs })).status).toBe(200);
+    await setLease(3000);
+    const { key } = await t.poolKey();
+    const gate = marker("late-bridge-go");
+    // The slow host has the most free slots, so it is offered the run first; once its lease lapses
+    // the run goes to the other host, which is preferred to the one that last held it.
+    const slow = t.host({ key, queue, slots: 3, env: { RUNNER_POOL_FAULT: `start-when:${gate}` } });
+    const b = t.host({ key, queue, slots: 1 });
+    await Promise.all([slow.hostId(), b.hostId()]);
+    const running = marker("running-on-b");
+    const goOn = marker("go-on");
+    const runId = await t.createRun(
+      [{ out: "on the second host" }, { touch: running }, { waitFile: goOn }, { out: "done" }],
+      {
+        queue,
+      },
+    );
+    await waitFor(
+      "the slow host to accept the run",
+      () => slow.output().includes(`(run ${runId}); starting once`),
+      30_000,
+    );
+    await setLease(60_000);
+    await waitFor("the run's agent to be running on the second host", () => fs.existsSync(running), 60_000);
+
+    touch(gate);
+    await waitFor(
+      "the slow host's late bridge to be refused its revoked token",
+      () => slow.output().includes("this token was revoked"),
+      30_000,
+    );
+    touch(goOn);
+    await t.api.waitForStatus(runId, "succeeded", 60_000);
+    const logs = `the slow host's log:\n${slow.output()}\nthe second host's log:\n${b.output()}`;
+    expect(b.accepted(), logs).toEqual([runId]);
+    const { texts, control } = await transcript(t.api, runId);
+    expect(texts, logs).toEqual(["on the second host\n", "done\n"]);
     expect(control, logs).toEqual(["run.created", "run.claimed", "run.finished"]);
   });
 

@@ -12,6 +12,7 @@ import { copyText, DownloadButton, ShareButton } from "./actions.tsx";
 import { Approvals } from "./approvals.tsx";
 import { CommandTracker } from "./commands.ts";
 import { Controls } from "./controls.tsx";
+import { Notifications } from "./notifications.tsx";
 import { type LiveState, RunFeed } from "./feed.ts";
 import { RunHeader } from "./header.tsx";
 import { QueuedHint } from "./queued.tsx";
@@ -296,6 +297,7 @@ export function RunPage(props: RunPageProps) {
             commands={tracker.current.list()}
             onSent={onSent}
           />
+          <Notifications api={api} runId={runId} now={now} />
         </aside>
       </div>
       <p class="toast" role="status" aria-live="polite">

@@ -3,6 +3,7 @@ import type { Envelope } from "../command-file.ts";
 import { claudeEvents, resultError } from "./agui/claude-events.ts";
 import { clip, exitOutcome, parseObject } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
+import { claudeUsage, withUsage } from "./usage.ts";
 
 /**
  * Claude Code in `-p --input-format stream-json --output-format stream-json --verbose` mode
@@ -26,6 +27,7 @@ export function claudeCodeAdapter(): Adapter {
   let closed = false;
   let failure: { code: string; message: string } | null = null;
   const toEvent = claudeEvents();
+  const usage = claudeUsage();
 
   const env = (commandId: string, message: unknown): Envelope => ({ commandId, line: JSON.stringify(message) });
   const userMessage = (text: string) => ({
@@ -50,7 +52,10 @@ export function claudeCodeAdapter(): Adapter {
     },
     onLine(text): LineResult {
       const msg = parseObject(text);
-      const event = toEvent(msg, text);
+      let event = toEvent(msg, text);
+      if (msg?.type === "assistant")
+        event = withUsage(event, usage.assistant((msg.message ?? {}) as Record<string, unknown>));
+      if (msg?.type === "result") event = withUsage(event, usage.result(msg));
       if (msg?.type === "control_request" && typeof msg.request_id === "string") {
         const request = (msg.request ?? {}) as Record<string, unknown>;
         if (request.subtype === "can_use_tool") {

@@ -4,6 +4,7 @@ import type { RunSpec } from "../rundir.ts";
 import { APPROVAL_METHODS, codexEvents, INIT_ID, RESUME_ID, THREAD_ID } from "./agui/codex-events.ts";
 import { clip, exitOutcome, parseObject } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
+import { codexUsage, usageEvent } from "./usage.ts";
 
 /**
  * `codex app-server` over stdio: JSON-RPC 2.0 without the "jsonrpc" member, one message per line.
@@ -34,6 +35,7 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt" | "resume">): 
   let lastTurn: { status: string; error?: string } | null = null;
   const approvals = new Map<string, { id: RpcId; legacy: boolean }>();
   const toEvent = codexEvents();
+  const usage = codexUsage();
 
   const env = (commandId: string, message: unknown): Envelope => ({ commandId, line: JSON.stringify(message) });
   const close = (commandId: string): Envelope[] => {
@@ -62,6 +64,9 @@ export function codexAdapter(spec: Pick<RunSpec, "cwd" | "prompt" | "resume">): 
       const method = typeof msg.method === "string" ? msg.method : null;
       const hasId = typeof msg.id === "string" || typeof msg.id === "number";
       const params = (msg.params ?? {}) as Record<string, unknown>;
+      if (method === "thread/tokenUsage/updated") return { event: usageEvent(usage.delta(params), msg) };
+      if (msg.id === THREAD_ID || msg.id === RESUME_ID)
+        usage.setModel((msg.result as { model?: unknown } | undefined)?.model);
       if (method && hasId) {
         const id = msg.id as RpcId;
         if (APPROVAL_METHODS.has(method)) {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import os from "node:os";
 import { POOL_CLOSE_REVOKED, PoolEdgeFrame, type PoolHostFrame } from "../../../src/protocol/pool.ts";
 import { backoffDelay } from "../connection.ts";
@@ -166,6 +167,22 @@ export class PoolHost {
       setTimeout(() => process.kill(process.pid, "SIGKILL"), 100);
       return;
     }
+    const startWhen = /^start-when:(.+)$/.exec(process.env.RUNNER_POOL_FAULT ?? "")?.[1];
+    if (startWhen !== undefined) {
+      // Tests: a host slow to start its bridge — it accepts, then starts it only once the file
+      // exists, whatever the edge said meanwhile (a revoke finds nothing running yet).
+      this.send(socket, { type: "accepted", assignmentId: frame.assignmentId });
+      this.log.warn(
+        `fault start-when: accepted ${frame.assignmentId} (run ${frame.runId}); starting once ${startWhen} exists`,
+      );
+      void waitForFile(startWhen).then(() => this.start(socket, frame, false));
+      return;
+    }
+    this.start(socket, frame, true);
+  }
+
+  /** Starts the assignment's bridge; `accept`: answer `accepted` once it runs. */
+  private start(socket: PoolSocket, frame: AssignFrame, accept: boolean): void {
     const served = this.profiles.get(frame.profile) as ServedProfile;
     let assignment: Assignment;
     try {
@@ -185,7 +202,7 @@ export class PoolHost {
       return;
     }
     this.assignments.set(frame.assignmentId, assignment);
-    this.send(socket, { type: "accepted", assignmentId: frame.assignmentId });
+    if (accept) this.send(socket, { type: "accepted", assignmentId: frame.assignmentId });
     this.log.info(
       `accepted ${frame.assignmentId}: ${frame.start} run ${frame.runId} generation ${frame.generation} with ${frame.profile} in ${assignment.dir}`,
     );
@@ -232,4 +249,8 @@ function parseFrame(text: string): PoolEdgeFrame | null {
   } catch {
     return null;
   }
+}
+
+async function waitForFile(file: string): Promise<void> {
+  while (!fs.existsSync(file)) await sleep(50);
 }

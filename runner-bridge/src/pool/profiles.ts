@@ -58,7 +58,10 @@ export function loadProfiles(file: string, env: NodeJS.ProcessEnv = process.env)
         `the agents file ${file} is invalid at ${name}.checkpoint: a path inside the run's workspace`,
       );
     }
-    const sandbox = sandboxOptions(sandboxes.get(name) ?? {}, "os");
+    const fields = sandboxes.get(name) ?? {};
+    // A profile's HOME (one for all its runs on this host, e.g. a CLI logged in by file) may be relative to the file.
+    if (fields.home) fields.home = path.resolve(base, fields.home);
+    const sandbox = sandboxOptions(fields, "os");
     if (typeof sandbox === "string")
       throw new ProfilesError(`the agents file ${file} is invalid at ${name}: ${sandbox}`);
     const [program, ...rest] = profile.command as [string, ...string[]];
@@ -83,7 +86,7 @@ export function loadProfiles(file: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /**
- * Takes each profile's `sandbox` and `network` out of the parsed file (checked by sandboxOptions
+ * Takes each profile's `sandbox`, `network` and `home` out of the parsed file (checked by sandboxOptions
  * instead), so the rest is checked by the shared AgentProfile schema as it is.
  */
 function takeSandboxFields(json: unknown): Map<string, SandboxFields> {
@@ -91,10 +94,11 @@ function takeSandboxFields(json: unknown): Map<string, SandboxFields> {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return fields;
   for (const [name, profile] of Object.entries(json as Record<string, unknown>)) {
     if (typeof profile !== "object" || profile === null || Array.isArray(profile)) continue;
-    const { sandbox, network, ...rest } = profile as Record<string, unknown>;
+    const { sandbox, network, home, ...rest } = profile as Record<string, unknown>;
     const taken: SandboxFields = {};
     if (sandbox !== undefined) taken.sandbox = String(sandbox);
     if (network !== undefined) taken.network = String(network);
+    if (home !== undefined) taken.home = typeof home === "string" ? home : "";
     fields.set(name, taken);
     (json as Record<string, unknown>)[name] = rest;
   }

@@ -3,7 +3,8 @@
  * passes its profile's fields as the same flags to the `run`/`resume` child it starts.
  */
 export { requireSandboxTools } from "./check.ts";
-export { agentWorkspace, CREDENTIAL_FILES, planSandbox, type SandboxLaunchContext } from "./plan.ts";
+export { CREDENTIAL_DIRS, CREDENTIAL_FILES } from "./credentials.ts";
+export { agentHome, agentWorkspace, planSandbox, type SandboxLaunchContext } from "./plan.ts";
 export {
   formatNetwork,
   type NetworkPolicy,

@@ -4,34 +4,16 @@ import path from "node:path";
 import { sessionPlaces } from "../checkpoint/files.ts";
 import { BridgeExit, EXIT } from "../exit.ts";
 import { requireSandboxTools } from "./check.ts";
+import { credentialPaths } from "./credentials.ts";
 import type { SandboxOptions } from "./policy.ts";
 import type { SandboxSpec } from "./spec.ts";
-
-/** Host credential files under a home directory: never visible inside, even in the agent's own HOME. */
-export const CREDENTIAL_FILES = [
-  ".ssh",
-  ".aws",
-  ".azure",
-  ".config/gh",
-  ".config/hub",
-  ".config/gcloud",
-  ".docker",
-  ".kube",
-  ".gnupg",
-  ".netrc",
-  ".git-credentials",
-  ".npmrc",
-  ".pypirc",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-];
 
 export interface SandboxLaunchContext {
   runId: string;
   /** The bridge's run directory: journal, inbox, control, spec. */
   runDir: string;
   adapter: string;
-  /** The agent's environment as the bridge built it (HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, …). */
+  /** The agent's environment as the bridge built it (CODEX_HOME, CLAUDE_CONFIG_DIR, …); HOME is agentHome's. */
   agentEnv: Record<string, string>;
   /** The agent's working directory (agentWorkspace). */
   cwd: string;
@@ -39,6 +21,8 @@ export interface SandboxLaunchContext {
   edge: string;
   /** ndjson: the agent's `--checkpoint` file or directory, absolute. */
   checkpoint?: string;
+  /** The bridge's own secret files (its `--token-file`): masked inside like the run directory. */
+  secretFiles?: string[];
 }
 
 /**
@@ -61,6 +45,17 @@ export function agentWorkspace(options: SandboxOptions, runId: string): string {
 }
 
 /**
+ * A sandboxed agent's HOME (undefined for `none`: the bridge's own): --home, else a directory of
+ * the run's own beside its run directory, `<dir>.home`, outside the hidden run directory so it
+ * stays on this host after the run like the workspace, and a resume on the same directory finds
+ * the session files there. Chosen before a resume restores its checkpoint, so they land in it.
+ */
+export function agentHome(options: SandboxOptions, runDir: string): string | undefined {
+  if (options.mode === "none") return undefined;
+  return path.resolve(options.home ?? `${path.resolve(runDir)}.home`);
+}
+
+/**
  * The whole boundary of a `--sandbox os` agent (undefined for `none`); refuses (one line, exit 1)
  * when the sandbox cannot be set up. Called before the run directory is laid out.
  */
@@ -68,16 +63,17 @@ export function planSandbox(options: SandboxOptions, ctx: SandboxLaunchContext):
   if (options.mode === "none") return undefined;
   const tools = requireSandboxTools(options.network);
   const home = ctx.agentEnv.HOME;
-  if (!home) throw new BridgeExit(EXIT.failure, "--sandbox os: the agent needs a HOME (set HOME for the bridge)");
+  if (!home) throw new BridgeExit(EXIT.failure, "--sandbox os: the agent needs a HOME (--home DIR)");
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  const writable = sessionWritable(ctx);
   const sandbox: SandboxSpec = {
     bwrap: tools.bwrap,
     network: options.network,
     workspace: ctx.cwd,
     home: path.resolve(home),
-    writable: sessionWritable(ctx),
-    hiddenRoots: (options.hide ?? []).map((p) => path.resolve(p)),
-    hidden: hiddenPaths(ctx, home),
+    writable,
+    hiddenRoots: [...(options.hide ?? []), ...runsRoot(ctx.runDir)].map((p) => path.resolve(p)),
+    hidden: hiddenPaths(ctx, home, [ctx.cwd, home, ...writable]),
   };
   if (tools.socat) sandbox.socat = tools.socat;
   const edge = new URL(ctx.edge);
@@ -100,12 +96,26 @@ function sessionWritable(ctx: SandboxLaunchContext): string[] {
   return out;
 }
 
-function hiddenPaths(ctx: SandboxLaunchContext, agentHome: string): string[] {
-  const runDir = path.resolve(ctx.runDir);
-  const hidden = [runDir];
-  // The default layout keeps every run under one .runner-bridge directory: all of it is hidden.
-  if (path.basename(path.dirname(runDir)) === ".runner-bridge") hidden.push(path.dirname(runDir));
-  const homes = new Set([os.userInfo().homedir, process.env.HOME, agentHome].filter((h): h is string => !!h));
-  for (const home of homes) for (const file of CREDENTIAL_FILES) hidden.push(path.join(path.resolve(home), file));
-  return hidden;
+/**
+ * The default layout keeps every run under one .runner-bridge directory: all of it is hidden but
+ * the agent's own HOME there (`<run>.home`), which is bound into it.
+ */
+function runsRoot(runDir: string): string[] {
+  const parent = path.dirname(path.resolve(runDir));
+  return path.basename(parent) === ".runner-bridge" ? [parent] : [];
+}
+
+function hiddenPaths(ctx: SandboxLaunchContext, agentHome: string, writable: string[]): string[] {
+  // A link is masked where it leads: a mount over the link's own path would follow it anyway.
+  const hidden = [path.resolve(ctx.runDir), ...(ctx.secretFiles ?? []).map((file) => realPath(file))];
+  const homes = [os.userInfo().homedir, process.env.HOME, agentHome].filter((h): h is string => !!h);
+  return [...hidden, ...credentialPaths(homes, writable)];
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
 }

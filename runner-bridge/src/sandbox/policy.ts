@@ -1,7 +1,7 @@
 /**
  * What the sandbox of one agent is: whether there is one, what the agent may reach on the
- * network, and where it works. Parsed from `--sandbox`, `--network` and `--workspace` (or from a
- * pool's agent profile); the bridge turns it into a SandboxSpec at launch (see plan.ts).
+ * network, and where it works. Parsed from `--sandbox`, `--network`, `--workspace`, `--home` and
+ * `--hide` (or from a pool's agent profile); the bridge turns it into a SandboxSpec at launch (see plan.ts).
  */
 export type SandboxMode = "none" | "os";
 
@@ -15,6 +15,8 @@ export interface SandboxOptions {
   workspace?: string;
   /** Directories the agent must not see, but for its own workspace and HOME in them (a pool's root of runs). */
   hide?: string[];
+  /** os: the agent's HOME, read-write inside; absent: a directory of the run's own beside its run directory. */
+  home?: string;
 }
 
 export const SANDBOX_MODES: readonly SandboxMode[] = ["none", "os"];
@@ -32,6 +34,7 @@ export interface SandboxFields {
   network?: string;
   workspace?: string;
   hide?: string[];
+  home?: string;
 }
 
 /**
@@ -49,6 +52,11 @@ export function sandboxOptions(fields: SandboxFields, defaultMode: SandboxMode):
     return `--network ${raw} needs --sandbox os (without a sandbox the agent has the host's network)`;
   const options: SandboxOptions = { mode, network };
   if (fields.workspace !== undefined) options.workspace = fields.workspace;
+  if (fields.home !== undefined) {
+    if (mode === "none") return "--home needs --sandbox os (without a sandbox the agent has the bridge's HOME)";
+    if (fields.home === "") return "--home needs a directory";
+    options.home = fields.home;
+  }
   if (fields.hide?.length) {
     if (mode === "none") return "--hide needs --sandbox os";
     options.hide = fields.hide;
@@ -96,6 +104,7 @@ export function sandboxArgv(options: SandboxOptions): string[] {
   const argv = ["--sandbox", options.mode];
   if (options.mode === "os") argv.push("--network", formatNetwork(options.network));
   if (options.workspace !== undefined) argv.push("--workspace", options.workspace);
+  if (options.home !== undefined) argv.push("--home", options.home);
   for (const dir of options.hide ?? []) argv.push("--hide", dir);
   return argv;
 }

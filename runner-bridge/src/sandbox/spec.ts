@@ -12,7 +12,7 @@ export interface SandboxSpec {
   network: NetworkPolicy;
   /** The agent's working directory, read-write. */
   workspace: string;
-  /** The agent's HOME, read-write (codex and claude keep their session files there). */
+  /** The agent's own HOME, read-write, never the bridge's (codex and claude keep their session files there). */
   home: string;
   /** More read-write places: CODEX_HOME, CLAUDE_CONFIG_DIR, an ndjson agent's --checkpoint place. */
   writable: string[];

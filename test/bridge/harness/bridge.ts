@@ -43,6 +43,14 @@ export function removeSandboxedFiles(): void {
  */
 const AGENT_HOME = fs.mkdtempSync(path.join(TEMP_ROOT, "agent-home-"));
 
+/**
+ * The HOME the agent of the run in `dir` has: the bridge's, or when SANDBOXED the run's own
+ * `<dir>.home` (the default of `--sandbox os`, which never lends the agent the bridge's HOME).
+ */
+export function agentHomeOf(bridgeHome: string, dir: string): string {
+  return SANDBOXED ? `${dir}.home` : bridgeHome;
+}
+
 /** `run`/`resume` with `--sandbox os` added when SANDBOXED (a test that chose a sandbox keeps its own). */
 function maybeSandboxed(args: string[], cwd: string): string[] {
   if (!SANDBOXED || (args[0] !== "run" && args[0] !== "resume") || args.includes("--sandbox")) return args;

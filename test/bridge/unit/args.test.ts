@@ -139,6 +139,11 @@ describe("runner-bridge run", () => {
     expect(sandbox("--sandbox", "os", "--hide", "/pool", "--hide", "/other")).toMatchObject({
       hide: ["/pool", "/other"],
     });
+    expect(sandbox("--sandbox", "os", "--home", "/srv/home")).toEqual({
+      mode: "os",
+      network: { kind: "none" },
+      home: "/srv/home",
+    });
     expect(sandbox("--workspace", "w")).toEqual({ ...NO_SANDBOX, workspace: "w" });
     expect(sandbox("--network", "host")).toEqual(NO_SANDBOX);
   });
@@ -159,6 +164,7 @@ describe("runner-bridge run", () => {
       "--network none needs --sandbox os (without a sandbox the agent has the host's network)",
     );
     expect(run("--hide", "/x")).toBe("--hide needs --sandbox os");
+    expect(run("--home", "/x")).toBe("--home needs --sandbox os (without a sandbox the agent has the bridge's HOME)");
   });
 
   it("refuses a missing agent command, a stray argument, an attach-only flag and a bad variable name", () => {

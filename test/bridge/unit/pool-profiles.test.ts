@@ -30,6 +30,17 @@ describe("agent profiles", () => {
     expect(skipped).toEqual(["profile gone left out: no-such-cli-xyz is not on PATH"]);
   });
 
+  it("a profile's home is its agents' HOME, relative to the file; the bridge gets it as --home", () => {
+    const file = agentsFile({ codex: { ...NODE_PROFILE, home: "homes/codex" }, abs: { ...NODE_PROFILE, home: "/h" } });
+    const { served } = loadProfiles(file);
+    expect(served.get("codex")?.sandbox).toEqual({
+      mode: "os",
+      network: { kind: "none" },
+      home: path.join(path.dirname(file), "homes/codex"),
+    });
+    expect(served.get("abs")?.sandbox.home).toBe("/h");
+  });
+
   it("a bad file is one line naming the field", () => {
     const cases: [unknown, RegExp][] = [
       ["{not json", /is not JSON/],
@@ -40,6 +51,8 @@ describe("agent profiles", () => {
       [{ x: { ...NODE_PROFILE, checkpoint: "../outside" } }, /x\.checkpoint: a path inside the run's workspace/],
       [{ x: { ...NODE_PROFILE, sandbox: "none", network: "none" } }, /invalid at x: --network none needs --sandbox os/],
       [{ x: { ...NODE_PROFILE, sandbox: "vm" } }, /invalid at x: --sandbox vm/],
+      [{ x: { ...NODE_PROFILE, home: 5 } }, /invalid at x: --home needs a directory/],
+      [{ x: { ...NODE_PROFILE, sandbox: "none", home: "/h" } }, /invalid at x: --home needs --sandbox os/],
       [{}, /has no profile this host can run/],
     ];
     for (const [content, message] of cases) {
@@ -92,6 +105,14 @@ describe("the bridge a pool starts", () => {
       ...["--", "/bin/agent", "--flag"],
     ]);
     expect(argv.join(" ")).not.toContain("secret-token");
+  });
+
+  it("a profile's home goes to the bridge as --home", () => {
+    const argv = bridgeArgv(frame, { ...served, sandbox: { ...served.sandbox, home: "/srv/homes/p" } }, where);
+    expect(argv.slice(argv.indexOf("--sandbox"), argv.indexOf("--"))).toEqual([
+      ...["--sandbox", "os", "--network", "none", "--workspace", "/pool/r1/g1-a1/workspace"],
+      ...["--home", "/srv/homes/p", "--hide", "/pool"],
+    ]);
   });
 
   it("resume: no prompt (the resumed session has it); a none sandbox hides nothing", () => {

@@ -41,6 +41,18 @@ describe("sandbox options from a pool's profile", () => {
       "--network none needs --sandbox os (without a sandbox the agent has the host's network)",
     );
   });
+
+  it("a HOME of its own is an os option, passed on as --home", () => {
+    const options = sandboxOptions({ home: "/srv/homes/codex" }, "os");
+    expect(options).toEqual({ mode: "os", network: { kind: "none" }, home: "/srv/homes/codex" });
+    expect(sandboxArgv(options as Exclude<typeof options, string>)).toEqual([
+      ...["--sandbox", "os", "--network", "none", "--home", "/srv/homes/codex"],
+    ]);
+    expect(sandboxOptions({ sandbox: "none", home: "/h" }, "none")).toBe(
+      "--home needs --sandbox os (without a sandbox the agent has the bridge's HOME)",
+    );
+    expect(sandboxOptions({ home: "" }, "os")).toBe("--home needs a directory");
+  });
 });
 
 describe("the agent's exit through bwrap", () => {

@@ -73,6 +73,18 @@ describe("runs, as documented", () => {
     expect((await api.send("get", "/v1/runs", {}, { query: "?status=nope" })).body.error.code).toBe("invalid_query");
   });
 
+  it("list with every filter: 200; a bad tag or createdAfter 400; usage: 200, a bad range 400", async () => {
+    await createRun({ agent: { name: "docs-agent" }, tags: ["docs"], metadata: { repo: "x" } }, KEY_B);
+    const query = "?tag=docs&meta.repo=x&agent=docs-agent&status=queued&createdAfter=2020-01-01T00:00:00Z&limit=5";
+    const page = await api.send("get", "/v1/runs", {}, { key: KEY_B, query });
+    expect(page.status).toBe(200);
+    expect(page.body.runs[0]).toMatchObject({ agent: "docs-agent", tags: ["docs"] });
+    expect((await api.send("get", "/v1/runs", {}, { query: "?tag=no%20space" })).body.error.code).toBe("invalid_query");
+    expect((await api.send("get", "/v1/runs", {}, { query: "?createdAfter=yesterday" })).status).toBe(400);
+    expect((await api.send("get", "/v1/usage", {}, { key: KEY_B, query: "?groupBy=tag" })).status).toBe(200);
+    expect((await api.send("get", "/v1/usage", {}, { query: "?from=2026-02-01&to=2026-01-01" })).status).toBe(400);
+  });
+
   it("read: 200, 404 unknown, 400 bad id, 403 another run's token, 410 purged", async () => {
     const { run } = await createRun();
     const other = await createRun();
@@ -315,6 +327,31 @@ describe("pools, as documented", () => {
     expect((await put("Not A Queue", { maxConcurrent: 1 })).status).toBe(400);
     expect((await api.send("get", "/v1/runs/{runId}", { runId: pool.run.id })).body.dispatch.state).toBe("assigned");
     host.close();
+  });
+
+  it("webhooks: register 201, list 200, ping 202, deliveries 200, redeliver 202, a run's notifications 200, delete 200", async () => {
+    const hooks = "/v1/webhooks/{webhookId}";
+    const json = { url: "http://127.0.0.1:9/documented", events: ["run.cancelled"] };
+    const created = await api.send("post", "/v1/webhooks", {}, { json });
+    expect(created.status).toBe(201);
+    const webhookId = created.body.id as string;
+    expect((await api.send("get", "/v1/webhooks")).body.webhooks.map((w: any) => w.id)).toContain(webhookId);
+    expect((await api.send("post", "/v1/webhooks", {}, { json: { ...json, url: "http://example.com/" } })).status).toBe(
+      422,
+    );
+    const { run } = await createRun();
+    expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(202);
+    const notified = await api.send("get", `${RUN}/notifications`, { runId: run.id });
+    const delivery = notified.body.deliveries.find((d: any) => d.webhookId === webhookId);
+    expect(delivery).toMatchObject({ type: "run.cancelled", runId: run.id });
+    expect((await api.send("post", `${hooks}/ping`, { webhookId })).body.type).toBe("webhook.ping");
+    expect((await api.send("get", `${hooks}/deliveries`, { webhookId }, { query: "?limit=5" })).status).toBe(200);
+    expect((await api.send("get", `${hooks}/deliveries`, { webhookId }, { query: "?limit=0" })).status).toBe(400);
+    const redeliver = `${hooks}/deliveries/{deliveryId}/redeliver`;
+    expect((await api.send("post", redeliver, { webhookId, deliveryId: delivery.id })).status).toBe(202);
+    expect((await api.send("post", redeliver, { webhookId, deliveryId: "msg_none" })).status).toBe(404);
+    expect((await api.send("delete", hooks, { webhookId })).status).toBe(200);
+    expect((await api.send("delete", hooks, { webhookId })).status).toBe(404);
   });
 });
 

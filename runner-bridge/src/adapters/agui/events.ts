@@ -49,8 +49,10 @@ export const AGUI_EVENT_TYPES: ReadonlySet<string> = new Set([
 export const APPROVAL_REQUESTED = "approval.requested";
 /** The agent's own session identity (codex thread, claude session), for resuming it later. */
 export const AGENT_SESSION = "agent.session";
+/** Provider usage since the previous report (src/protocol/usage.ts UsageDelta). */
+export const AGENT_USAGE = "agent.usage";
 /** Event types that are ours, not AG-UI's. */
-export const OWN_EVENT_TYPES: ReadonlySet<string> = new Set([APPROVAL_REQUESTED, AGENT_SESSION]);
+export const OWN_EVENT_TYPES: ReadonlySet<string> = new Set([APPROVAL_REQUESTED, AGENT_SESSION, AGENT_USAGE]);
 
 /** Where an event came from: the native message, and when the agent says it printed it (ms). */
 export interface Native {
