@@ -54,6 +54,14 @@ const INVOCATIONS: string[][] = [
   ["queue", "default"],
   ["queue", "default", "--max-concurrent", "3"],
   ["queue", "default", "--max-concurrent", "none", "--json"],
+  ["webhooks", "list"],
+  ["webhooks", "list", "--json"],
+  ["webhooks", "add", "https://hooks.example.com/agent-run", "--events", "run.succeeded,run.waiting"],
+  ["webhooks", "add", "https://hooks.example.com/agent-run", "--events", "run.failed", "--json"],
+  ["webhooks", "rm", "wh1"],
+  ["webhooks", "deliveries", "wh1"],
+  ["webhooks", "deliveries", "wh1", "--json"],
+  ["webhooks", "ping", "wh1"],
 ];
 
 interface Outcome {

@@ -136,7 +136,15 @@ export class DocumentedStub {
       req.setEncoding("utf8");
       req.on("data", (chunk) => (text += chunk));
       req.on("end", () => {
-        const answer = this.answerFor(req, text);
+        let answer: Answer;
+        try {
+          answer = this.answerFor(req, text);
+        } catch (error) {
+          // A document this stub cannot serve is the test's fault: said, never a hang.
+          this.seen.push({ operation: `${req.method} ${req.url}`, problems: [`no answer: ${String(error)}`] });
+          send(res, 599, { error: { code: "stub_failed", message: String(error) } });
+          return;
+        }
         if (answer.kind === "frames") {
           res.writeHead(426, { "content-type": "application/json" });
           res.end(JSON.stringify({ error: { code: "upgrade_required", message: "a WebSocket route" } }));

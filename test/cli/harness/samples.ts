@@ -84,10 +84,13 @@ export class Samples {
     if (Array.isArray(union)) {
       const nullAt = union.findIndex((branch) => this.resolve(branch)?.type === "null");
       const fallback = walk.mode === "minimal" && nullAt >= 0 ? nullAt : nullAt === 0 ? 1 : 0;
-      const chosen = union[this.pick(walk, path, union.length, fallback)];
-      // Sibling keywords (a shared `properties`, say) apply to every branch.
+      const index = this.pick(walk, path, union.length, fallback);
+      const chosen = union[index];
+      // Sibling keywords (a shared `properties`, say) apply to every branch. The branch's own
+      // choice points get a path of their own, so one pick never lands on two points.
       const { oneOf: _o, anyOf: _a, ...rest } = schema;
-      return this.walk(Object.keys(rest).length > 0 ? { allOf: [rest, chosen] } : chosen, path, deeper);
+      const branch = Object.keys(rest).length > 0 ? { allOf: [rest, chosen] } : chosen;
+      return this.walk(branch, `${path}|${index}`, deeper);
     }
     if (Array.isArray(schema.allOf)) return this.walkAll(schema.allOf, path, deeper);
     const types: string[] = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : ["object"];
@@ -140,11 +143,52 @@ function sampleString(schema: Json): string {
   const pattern = typeof schema.pattern === "string" ? new RegExp(schema.pattern) : null;
   const min = schema.minLength ?? 0;
   const max = schema.maxLength ?? Number.POSITIVE_INFINITY;
-  for (const candidate of CANDIDATE_STRINGS) {
+  const candidates = [...CANDIDATE_STRINGS];
+  if (pattern) candidates.unshift(fromPattern(schema.pattern));
+  for (const candidate of candidates) {
     const text = candidate.length < min ? candidate.padEnd(min, "x") : candidate;
     if (text.length <= max && (!pattern || pattern.test(text))) return text;
   }
   throw new Error(`no sample string fits ${JSON.stringify(schema)}`);
+}
+
+/**
+ * A string an anchored pattern of literals, escapes and character classes with quantifiers
+ * accepts (the only kind the document uses): each part once, or as often as its quantifier's minimum.
+ */
+function fromPattern(source: string): string {
+  const body = source.replace(/^\^/, "").replace(/\$$/, "");
+  let out = "";
+  let i = 0;
+  while (i < body.length) {
+    let unit: string;
+    const char = body[i] as string;
+    if (char === "[") {
+      const end = body.indexOf("]", i + 1);
+      const first = body[i + 1] === "\\" ? classEscape(body[i + 2] as string) : (body[i + 1] as string);
+      unit = first;
+      i = end + 1;
+    } else if (char === "\\") {
+      unit = classEscape(body[i + 1] as string);
+      i += 2;
+    } else {
+      unit = char;
+      i += 1;
+    }
+    const quantifier = /^(\{(\d+)(,\d*)?\}|[+*?])/.exec(body.slice(i));
+    let times = 1;
+    if (quantifier) {
+      i += quantifier[0].length;
+      if (quantifier[0] === "*" || quantifier[0] === "?") times = 0;
+      else if (quantifier[2] !== undefined) times = Math.max(1, Number(quantifier[2]));
+    }
+    out += unit.repeat(times);
+  }
+  return out;
+}
+
+function classEscape(letter: string): string {
+  return letter === "d" ? "0" : letter === "w" ? "a" : letter === "s" ? " " : letter;
 }
 
 function dedupe<T extends { value: Json }>(items: T[]): T[] {
