@@ -65,9 +65,22 @@ export const COMMANDS = {
   },
   list: {
     args: [],
-    synopsis: "list [--status S] [--limit N] [--all] [--output table|json|ndjson]",
-    summary: "the tenant's runs, newest first (--all follows every page; --json is --output ndjson)",
-    options: { status: str, limit: str, all: bool, output: str, ...json },
+    synopsis:
+      "list [--status S] [--agent NAME] [--tag T ...] [--meta KEY=VALUE ...] [--created-after TIME] [--created-before TIME] [--limit N] [--all] [--output table|json|ndjson]",
+    summary:
+      "the tenant's runs, newest first, filtered (every filter must match; --all follows every page; --json is --output ndjson)",
+    options: {
+      status: str,
+      agent: str,
+      tag: { type: "string", multiple: true },
+      meta: { type: "string", multiple: true },
+      "created-after": str,
+      "created-before": str,
+      limit: str,
+      all: bool,
+      output: str,
+      ...json,
+    },
   },
   get: { args: ["ID"], synopsis: "get ID [--json]", summary: "the run record", options: json },
   events: {

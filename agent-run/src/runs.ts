@@ -17,6 +17,7 @@ import { runPath } from "./client.ts";
 import type { Context } from "./context.ts";
 import { consoleLink, fields, relative, table } from "./format.ts";
 import { ListOutput } from "./output.ts";
+import { costText } from "./usage-text.ts";
 import { eventLine, showRun } from "./show.ts";
 
 interface Created {
@@ -30,6 +31,8 @@ interface RunListing {
   status: string;
   createdAt: string;
   updatedAt: string;
+  /** The run's usage totals (absent from a server older than usage). */
+  usage?: { inputTokens: number; outputTokens: number; costUsd: number | null };
 }
 
 const TIMEOUT_NAMES = ["claimMs", "heartbeatMs", "takeoverMs", "approvalMs", "idleMs", "runMs", "recoverMs"] as const;
@@ -131,11 +134,12 @@ export async function list(ctx: Context): Promise<ExitCode> {
   const limit = intValue(ctx.values, "limit", ctx.command, 1);
   if (limit !== undefined && limit > RUNS_PAGE_MAX)
     throw new UsageError(`--limit is at most ${RUNS_PAGE_MAX}`, ctx.command);
+  const filters = listFilters(ctx);
   const out = new ListOutput<RunListing>(ctx);
   let cursor: string | null = null;
   let more = false;
   do {
-    const query = new URLSearchParams();
+    const query = new URLSearchParams(filters);
     if (status) query.set("status", status);
     if (limit !== undefined) query.set("limit", String(limit));
     if (cursor) query.set("cursor", cursor);
@@ -146,12 +150,19 @@ export async function list(ctx: Context): Promise<ExitCode> {
     more = cursor !== null && ctx.values.all !== true;
   } while (cursor !== null && ctx.values.all === true);
   out.finish((rows) => {
-    if (rows.length === 0) return ctx.print(status ? `no ${status} runs` : "no runs");
+    if (rows.length === 0) return ctx.print(status || filters.size > 0 ? "no runs match" : "no runs");
     const now = Date.now();
     ctx.print(
       table([
-        ["RUN", "STATUS", "CREATED", "UPDATED"],
-        ...rows.map((r) => [r.runId, r.status, relative(r.createdAt, now), relative(r.updatedAt, now)]),
+        ["RUN", "STATUS", "CREATED", "UPDATED", "TOKENS", "COST"],
+        ...rows.map((r) => [
+          r.runId,
+          r.status,
+          relative(r.createdAt, now),
+          relative(r.updatedAt, now),
+          r.usage ? (r.usage.inputTokens + r.usage.outputTokens).toLocaleString("en-US") : "—",
+          costText(r.usage?.costUsd),
+        ]),
       ]),
     );
     if (more) ctx.print(ctx.paint.dim("more runs: agent-run list --all"));
@@ -249,4 +260,29 @@ export async function remove(ctx: Context): Promise<ExitCode> {
   if (ctx.values.json) ctx.json(result);
   else ctx.print(`deleted run ${runId}; reading it now answers 410 gone`);
   return EXIT.ok;
+}
+
+/** --agent, --tag, --meta KEY=VALUE and --created-after/--created-before as GET /v1/runs filters. */
+function listFilters(ctx: Context): URLSearchParams {
+  const query = new URLSearchParams();
+  const agent = stringValue(ctx.values, "agent");
+  if (agent !== undefined) query.set("agent", agent);
+  for (const tag of (ctx.values.tag as string[] | undefined) ?? []) query.append("tag", tag);
+  for (const pair of (ctx.values.meta as string[] | undefined) ?? []) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new UsageError(`--meta takes KEY=VALUE, e.g. --meta repo=acme/web (got ${pair})`, ctx.command);
+    query.append(`meta.${pair.slice(0, at)}`, pair.slice(at + 1));
+  }
+  for (const [flag, name] of [
+    ["created-after", "createdAfter"],
+    ["created-before", "createdBefore"],
+  ] as const) {
+    const text = stringValue(ctx.values, flag);
+    if (text === undefined) continue;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms))
+      throw new UsageError(`--${flag} takes a time, e.g. 2026-12-01 or 2026-12-01T09:00:00Z`, ctx.command);
+    query.set(name, new Date(ms).toISOString());
+  }
+  return query;
 }

@@ -2,6 +2,7 @@
 import type { RunEvent, RunRecord, Timeouts } from "../../src/protocol/index.ts";
 import { clock, compact, duration, fields, type Paint, relative } from "./format.ts";
 import { finishedLine } from "./transcript.ts";
+import { budgetText, usageText } from "./usage-text.ts";
 
 function when(iso: string | null, now: number): string {
   return iso === null ? "-" : `${iso} (${relative(iso, now)})`;
@@ -39,6 +40,9 @@ export function showRun(run: RunRecord, p: Paint, now = Date.now()): string {
         ? `generation ${run.checkpoint.generation} up to #${run.checkpoint.sourceSeq} · ${run.checkpoint.bytes} bytes · ${when(run.checkpoint.createdAt, now)}`
         : "none",
     ],
+    ["usage", usageText(run.usage.total)],
+    ["budget", budgetText(run.budget)],
+    ["tags", run.tags.length > 0 ? run.tags.join(" ") : "none"],
     ["agent", compact(run.agent ?? null, 200)],
     ["input", compact(run.input ?? null, 200)],
     ["metadata", compact(run.metadata, 200)],

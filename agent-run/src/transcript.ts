@@ -6,8 +6,9 @@
  * agent's own message in compact JSON, anything unknown as one compact JSON line. Stateful: feed
  * it the events in seq order.
  */
-import type { RunEvent } from "../../src/protocol/index.ts";
+import { AGENT_USAGE, type RunEvent, USAGE_MEMBER, UsageDelta } from "../../src/protocol/index.ts";
 import { clip, clock, compact, type Paint } from "./format.ts";
+import { UsageTally, usageText } from "./usage-text.ts";
 
 /** Continuation lines of a message line up under its text, past the `HH:MM:SS ` prefix. */
 const INDENT = " ".repeat(9);
@@ -60,6 +61,8 @@ export class Transcript {
   private readonly commands = new Map<string, string>();
   /** Approval requests asked for and not yet resolved or expired, in the order asked. */
   readonly pendingApprovals = new Set<string>();
+  /** The run's usage as its reports went by (agent.usage, or another event's agentUsage). */
+  readonly usage = new UsageTally();
   /** The tool call streaming its arguments or running, for the status line. */
   activeTool: string | null = null;
 
@@ -72,6 +75,10 @@ export class Transcript {
   render(event: RunEvent): string {
     const data = (event.data && typeof event.data === "object" ? event.data : {}) as Data;
     const type = event.type;
+    const reported = UsageDelta.safeParse(type === AGENT_USAGE ? data : data[USAGE_MEMBER]);
+    if (event.source === "runner" && (type === AGENT_USAGE || data[USAGE_MEMBER] !== undefined) && reported.success) {
+      this.usage.add(reported.data);
+    }
     if (MESSAGE_DELTA.has(type) && typeof data.delta === "string") {
       const id = str(data.messageId);
       if (id === undefined) return this.line(event, data.delta);
@@ -142,6 +149,8 @@ export class Transcript {
         return `${p.magenta(str(data.name) ?? "custom")} ${compact(data.value ?? null, 200)}`;
       case "approval.requested":
         return this.approvalRequested(data);
+      case AGENT_USAGE:
+        return this.paint.dim(`usage · run so far ${usageText(this.usage.total)}`);
       default:
         return event.source === "control" ? this.control(type, data) : this.unknown(event);
     }
@@ -203,7 +212,9 @@ export class Transcript {
         return p.yellow(`approval ${id} expired → denied${data.reason ? ` · ${data.reason}` : ""}`);
       }
       case "run.finished":
-        return finishedLine(data.outcome, p);
+        return this.usage.reports > 0
+          ? `${finishedLine(data.outcome, p)}\n${p.dim(`usage · ${usageText(this.usage.total)}`)}`
+          : finishedLine(data.outcome, p);
       default:
         return this.unknown({ type, data });
     }

@@ -21,6 +21,9 @@ export interface RunListing {
   status: RunStatus;
   createdAt: string;
   updatedAt: string;
+  tags?: string[];
+  /** The run's usage totals (from a server that keeps them). */
+  usage?: { inputTokens: number; outputTokens: number; costUsd: number | null };
 }
 
 export interface RunsPage {
@@ -94,9 +97,10 @@ export class Api {
     return parsed as T;
   }
 
-  listRuns(query: { status?: string; cursor?: string; limit: number }): Promise<RunsPage> {
+  listRuns(query: { status?: string; tags?: string[]; cursor?: string; limit: number }): Promise<RunsPage> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.status) params.set("status", query.status);
+    for (const tag of query.tags ?? []) params.append("tag", tag);
     if (query.cursor) params.set("cursor", query.cursor);
     return this.call("GET", `/v1/runs?${params}`);
   }

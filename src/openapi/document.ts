@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../routes/app-env.ts";
 import { SECURITY_SCHEMES } from "../routes/access.ts";
+import { documentWebhooks } from "./webhooks-doc.ts";
 
 const DESCRIPTION = `An edge control plane for long-running AI-agent runs: one Durable Object per run holds its
 ordered event log, claim epoch, commands, approvals and deadlines.
@@ -22,6 +23,7 @@ const TAGS = [
     name: "webhooks",
     description: "Endpoints told of runs' status changes, signed as Standard Webhooks (docs/WEBHOOKS.md)",
   },
+  { name: "usage", description: "The tenant's provider usage (tokens, stated cost) by day, agent or tag" },
   { name: "reference", description: "This document, the frames' JSON Schemas and the reference page" },
 ];
 
@@ -33,6 +35,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
   for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) {
     app.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
   }
+  documentWebhooks(app);
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "agent-run-edge", version: "0.1.0", description: DESCRIPTION },

@@ -85,9 +85,9 @@ describe("list", () => {
 
     const table = await run(["list", "--limit", "2"]);
     const [header, row1, row2, more, ...extra] = lines(table.stdout);
-    expect(header).toMatch(/^RUN +STATUS +CREATED +UPDATED$/);
-    expect(row1).toMatch(/^l-3 +queued +\d+s ago +\d+s ago$/);
-    expect(row2).toMatch(/^l-2 +cancelled +\d+s ago +\d+s ago$/);
+    expect(header).toMatch(/^RUN +STATUS +CREATED +UPDATED +TOKENS +COST$/);
+    expect(row1).toMatch(/^l-3 +queued +\d+s ago +\d+s ago +0 +—$/);
+    expect(row2).toMatch(/^l-2 +cancelled +\d+s ago +\d+s ago +0 +—$/);
     expect(more).toBe("more runs: agent-run list --all");
     expect(extra).toEqual([]);
 

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import type { WebhookDelivery } from "../../src/protocol/index.ts";
+import { WEBHOOK_EVENT_TYPES, type WebhookDelivery } from "../../src/protocol/index.ts";
 import { RunMachine } from "../../src/run/run-machine.ts";
 import { signedHeaders } from "../../src/webhooks/signing.ts";
 import { agentEvent, claim } from "./sockets.ts";
@@ -114,6 +114,20 @@ describe("webhook endpoints", () => {
       error: { code },
     });
     expect(await json(await call("/v1/webhooks"), 200)).toEqual(before);
+  });
+
+  it("the OpenAPI document describes each message under `webhooks`, with its payload and signed headers", async () => {
+    const document = await json(await call("/openapi.json", { key: null }), 200);
+    expect(Object.keys(document.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES, "webhook.ping"].sort());
+    const cancelled = document.webhooks["run.cancelled"].post;
+    expect(cancelled.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/WebhookPayload",
+    });
+    expect(cancelled.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      "webhook-id",
+      "webhook-signature",
+      "webhook-timestamp",
+    ]);
   });
 
   it("signs as Standard Webhooks specifies: the spec's own verifier accepts, and refuses a changed body", async () => {

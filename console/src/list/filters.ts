@@ -3,20 +3,33 @@ import type { RunListing } from "../api.ts";
 import { agentName } from "./details.ts";
 
 /**
- * The list's filters, all in the URL: `status` (asked of the server), `agent` and `q` (a run id
- * fragment), matched on the page shown. Case does not matter.
+ * The list's filters, all in the URL: `status` and `tag` (repeated; asked of the server: runs with
+ * every tag), `agent` and `q` (a run id fragment), matched on the page shown. Case does not matter
+ * but for tags.
  */
 export interface ListFilters {
   status: string;
   agent: string;
   q: string;
+  /** Space-separated tags, as typed. */
+  tags: string;
+}
+
+/** The tags a filter asks for. */
+export function tagsOf(filters: ListFilters): string[] {
+  return [...new Set(filters.tags.split(/[\s,]+/).filter(Boolean))];
 }
 
 const NAMES = ["status", "agent", "q"] as const;
 
 export function readFilters(): ListFilters {
   const params = new URLSearchParams(location.search);
-  return { status: params.get("status") ?? "", agent: params.get("agent") ?? "", q: params.get("q") ?? "" };
+  return {
+    status: params.get("status") ?? "",
+    agent: params.get("agent") ?? "",
+    q: params.get("q") ?? "",
+    tags: params.getAll("tag").join(" "),
+  };
 }
 
 export function writeFilters(filters: ListFilters): void {
@@ -26,6 +39,8 @@ export function writeFilters(filters: ListFilters): void {
     if (value) url.searchParams.set(name, value);
     else url.searchParams.delete(name);
   }
+  url.searchParams.delete("tag");
+  for (const tag of tagsOf(filters)) url.searchParams.append("tag", tag);
   history.replaceState(null, "", url);
 }
 

@@ -8,7 +8,7 @@ import { FILTER_STATUSES, isTerminalStatus, StatusBadge, statusLabel } from "../
 import { BulkCancel } from "./bulk.tsx";
 import { useRunDetails } from "./details.ts";
 import { EmptyRuns } from "./empty.tsx";
-import { type ListFilters, matchesFilters, readFilters, writeFilters } from "./filters.ts";
+import { type ListFilters, matchesFilters, readFilters, tagsOf, writeFilters } from "./filters.ts";
 import { DetailCells, DETAIL_HEADINGS } from "./row-details.tsx";
 import { PlacementCells, usePlacements } from "./placement.tsx";
 
@@ -25,6 +25,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
   const api = useMemo(() => new Api(credential), [credential.secret]);
   const [filters, setFilters] = useState<ListFilters>(readFilters);
   const status = filters.status;
+  const tagKey = tagsOf(filters).join(" ");
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [reload, setReload] = useState(0);
   /** Cursors of the pages before this one (the first page has none). */
@@ -41,7 +42,8 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
     let stopped = false;
     const load = () => {
       const id = ++request.current;
-      const query = { limit: RUNS_PER_PAGE, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
+      const tags = tagKey === "" ? [] : tagKey.split(" ");
+      const query = { limit: RUNS_PER_PAGE, tags, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
       api
         .listRuns(query)
         .then((next) => {
@@ -66,14 +68,14 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [api, status, cursor, reload]);
+  }, [api, status, tagKey, cursor, reload]);
   const details = useRunDetails(api, page?.runs);
   const placements = usePlacements(api, page?.runs);
 
   /** Filters live in the URL (`?status=…&agent=…&q=…`), so a filtered list is a link. */
   const chooseFilters = (next: ListFilters) => {
     writeFilters(next);
-    if (next.status !== status) {
+    if (next.status !== status || tagsOf(next).join(" ") !== tagKey) {
       setCursors([]);
       setPage(null);
     }
@@ -126,6 +128,15 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
           />
         </label>
         <label class="text-filter">
+          Tags
+          <input
+            type="search"
+            value={filters.tags}
+            placeholder="all of…"
+            onInput={(e) => chooseFilters({ ...filters, tags: (e.currentTarget as HTMLInputElement).value })}
+          />
+        </label>
+        <label class="text-filter">
           Run id
           <input
             type="search"
@@ -143,7 +154,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
           Loading runs…
         </p>
       ) : shownRuns.length === 0 ? (
-        <EmptyRuns filtered={page.runs.length > 0 || status !== ""} status={status} />
+        <EmptyRuns filtered={page.runs.length > 0 || status !== "" || tagKey !== ""} status={status} />
       ) : (
         <>
           <BulkCancel

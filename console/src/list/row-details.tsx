@@ -2,10 +2,11 @@ import type { RunRecord } from "../../../src/protocol/index.ts";
 import type { RunListing } from "../api.ts";
 import { duration } from "../format.ts";
 import { statusLabel } from "../status.tsx";
+import { costText } from "../usage.ts";
 import { agentName } from "./details.ts";
 
 /** The columns read from each run's record (list/details.ts), between Status and Created. */
-export const DETAIL_HEADINGS = ["Agent", "Duration", "Outcome", "Events"] as const;
+export const DETAIL_HEADINGS = ["Agent", "Duration", "Outcome", "Events", "Cost"] as const;
 
 function outcomeText(record: RunRecord): string {
   const outcome = record.outcome;
@@ -28,6 +29,7 @@ export function DetailCells(props: { run: RunListing; record: RunRecord | undefi
         {record ? outcomeText(record) : pending}
       </td>
       <td class="events-cell">{record ? record.lastSeq : pending}</td>
+      <td class="cost-cell">{costText(props.run.usage?.costUsd)}</td>
     </>
   );
 }

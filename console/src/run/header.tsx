@@ -3,6 +3,7 @@ import type { RunRecord } from "../../../src/protocol/index.ts";
 import { absoluteTime, duration, relativeTime } from "../format.ts";
 import { StatusBadge } from "../status.tsx";
 import type { LiveState } from "./feed.ts";
+import { costText, tokensText } from "../usage.ts";
 import { POOL_FIELDS, PoolFacts } from "./pool-facts.tsx";
 
 const LIVE_LABEL: Record<LiveState, string> = {
@@ -44,6 +45,9 @@ const KNOWN_FIELDS = new Set([
   "nativeSession",
   "checkpoint",
   "recovery",
+  "usage",
+  "budget",
+  "tags",
   ...POOL_FIELDS,
 ]);
 
@@ -122,6 +126,18 @@ export function RunHeader(props: { run: RunRecord; live: LiveState; now: number;
           {duration(run.createdAt, run.finishedAt ?? new Date(now).toISOString())}
         </Fact>
         <Fact label="Events">{run.lastSeq}</Fact>
+        <Fact label="Tokens">{tokensText(run.usage.total)}</Fact>
+        <Fact label="Cost">
+          {costText(run.usage.total.costUsd)}
+          {run.budget && (
+            <span class="muted">
+              {" "}
+              of budget{run.budget.maxCostUsd !== undefined ? ` ${costText(run.budget.maxCostUsd)}` : ""}
+              {run.budget.maxTokens !== undefined ? ` · ${run.budget.maxTokens.toLocaleString("en-US")} tokens` : ""}
+            </span>
+          )}
+        </Fact>
+        {run.tags.length > 0 && <Fact label="Tags">{run.tags.join(" ")}</Fact>}
         <Fact label="Generation">
           {run.generation}
           {run.nativeSession && (

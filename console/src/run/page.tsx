@@ -17,6 +17,7 @@ import { type LiveState, RunFeed } from "./feed.ts";
 import { RunHeader } from "./header.tsx";
 import { QueuedHint } from "./queued.tsx";
 import { RerunButton, RerunLinks } from "./rerun.tsx";
+import { reportsUsage } from "../usage.ts";
 import { Timeline } from "../timeline/view.tsx";
 
 /** The run page: header, pending approvals, the live transcript and the command controls. */
@@ -123,7 +124,7 @@ export function RunPage(props: RunPageProps) {
         }
         const last = events[events.length - 1];
         if (last) setRun((current) => current && { ...current, lastSeq: Math.max(current.lastSeq, last.seq) });
-        if (events.some((event) => RECORD_CHANGES.test(event.type))) refresh();
+        if (events.some((event) => RECORD_CHANGES.test(event.type) || reportsUsage(event))) refresh();
         bump(0);
       },
       reset() {

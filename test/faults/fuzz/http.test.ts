@@ -64,6 +64,16 @@ const BODIES = {
   token: bodyText({ role: fc.constantFrom("runner", "viewer"), interact: fc.boolean(), ttlMs: nastyNumber }),
   poolKey: bodyText({ label: nastyString }),
   queue: bodyText({ maxConcurrent: fc.oneof(nastyNumber, fc.constant(null)), assignMs: nastyNumber }),
+  webhook: bodyText({
+    url: fc.oneof(
+      fc.constantFrom("https://hooks.example.com/fuzz", "http://127.0.0.1:9/fuzz", "http://example.com/x", "ftp://x/y"),
+      nastyString,
+    ),
+    events: fc.oneof(
+      fc.array(fc.constantFrom("run.waiting", "run.failed", "run.cancelled", "run.exploded", ""), { maxLength: 9 }),
+      anyJson,
+    ),
+  }),
   none: fc.constant(""),
 };
 
@@ -96,6 +106,14 @@ const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
   ["GET", "!/v1/queues/{junk}", "none"],
   ["PUT", "!/v1/queues/{junk}", "queue"],
   ["PUT", "!/v1/queues/fuzz-q", "queue"],
+  // Webhooks: endpoints of the tenant, and a run's notifications.
+  ["POST", "!/v1/webhooks", "webhook"],
+  ["GET", "!/v1/webhooks", "none"],
+  ["DELETE", "!/v1/webhooks/{junk}", "none"],
+  ["GET", "!/v1/webhooks/{junk}/deliveries", "none"],
+  ["POST", "!/v1/webhooks/{junk}/ping", "none"],
+  ["POST", "!/v1/webhooks/{junk}/deliveries/{junk}/redeliver", "none"],
+  ["GET", "/{id}/notifications", "none"],
 ];
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
@@ -250,6 +268,19 @@ async function expectNotCreated(r: FuzzedRequest, what: string): Promise<void> {
   if (status !== 404) throw new Error(`${what}: refused, yet run ${runId} answers ${status}`);
 }
 
+/** The tenant's endpoints before a `POST /v1/webhooks`, to compare with after a refusal; null for other requests. */
+async function webhooksBefore(r: FuzzedRequest): Promise<string | null> {
+  if (r.route.method !== "POST" || r.route.path !== "/v1/webhooks") return null;
+  return (await call("/v1/webhooks", { key: KEY_A })).text();
+}
+
+/** A refused `POST /v1/webhooks` registered nothing: the list is as it was. */
+async function expectNoWebhook(before: string | null, what: string): Promise<void> {
+  if (before === null) return;
+  const after = await (await call("/v1/webhooks", { key: KEY_A })).text();
+  if (after !== before) throw new Error(`${what}: refused, yet the webhooks changed: ${after.slice(0, 300)}`);
+}
+
 /** The last stored state seen of each run, to compare with after the next input. */
 const baselines = new Map<string, Awaited<ReturnType<typeof storedRun>>>();
 
@@ -259,11 +290,13 @@ describe("fuzzing the HTTP API", () => {
       const { runId, key } = target(r);
       const before = baselines.get(runId) ?? (await storedRun(runId, key));
       const what = describeRequest(r);
+      const hooks = await webhooksBefore(r);
       const refused = await judgeResponse(await send(r), r.route.method, what, tally);
       tally.inputs++;
       const after = refused ? await expectUnchanged(runId, before, what, key) : await storedRun(runId, key);
       baselines.set(runId, after);
       if (refused) await expectNotCreated(r, what);
+      if (refused) await expectNoWebhook(hooks, what);
       // A fresh fixture every so often, and once an accepted request moved this one on: it may
       // have been decided, cancelled or purged, and a delivered cancel arms a 30 s alarm.
       const moved = runId === fixture.runId && (after.record as { status?: string }).status !== "waiting";
