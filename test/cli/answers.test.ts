@@ -66,7 +66,7 @@ describe("list commands' --output", () => {
     expect(ndjson(nd.stdout)).toEqual(array);
     expect((await run(["list", "--json"])).stdout).toBe(nd.stdout);
     const table = await run(["list", "--output", "table"]);
-    expect(lines(table.stdout)[0]).toMatch(/^RUN +STATUS +CREATED +UPDATED$/);
+    expect(lines(table.stdout)[0]).toMatch(/^RUN +STATUS +CREATED +UPDATED +TOKENS +COST$/);
     expect((await run(["list", "--output", "json", "--json"])).code).toBe(64);
 
     const stored = await edge.api.events("o-1");
