@@ -12,6 +12,7 @@ export const MEASUREMENT_IDS = [
   "runs",
   "counts",
   "pools",
+  "list",
 ];
 export const TARGET_NAMES = ["serve", "dev", "ref-file", "ref-mem"] as const;
 

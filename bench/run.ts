@@ -18,6 +18,7 @@
 import os from "node:os";
 import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
+import { measureList, printList } from "./measure-list.ts";
 import { measurePools, printPools } from "./measure-pools.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { parseBenchOptions, USAGE } from "./options.ts";
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
     await start("serve-pools", () => startServe());
     printPools(await measurePools(targets.at(-1) as Target));
   }
+  if (options.only.has("list")) printList(await measureList());
   console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);
 }

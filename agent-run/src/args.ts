@@ -146,15 +146,15 @@ export const COMMANDS = {
   delete: { args: ["ID"], synopsis: "delete ID [--json]", summary: "delete a finished run", options: json },
   pools: {
     args: [],
-    synopsis: "pools [--json]",
-    summary: "the connected pool hosts: queue, profiles, slots, runs",
-    options: json,
+    synopsis: "pools [--output table|json|ndjson]",
+    summary: "the connected pool hosts: queue, profiles, slots, runs (--json is --output ndjson)",
+    options: { output: str, ...json },
   },
   queues: {
     args: [],
-    synopsis: "queues [--json]",
-    summary: "the queues: depth, running, limit, hosts, free slots",
-    options: json,
+    synopsis: "queues [--output table|json|ndjson]",
+    summary: "the queues: depth, running, limit, hosts, free slots (--json is --output ndjson)",
+    options: { output: str, ...json },
   },
   queue: {
     args: ["NAME"],

@@ -19,14 +19,16 @@ interface Entry {
   name: string;
   summary: string;
   flags: string[];
-  /** Words for the first positional, when it is a closed set (recover's action, completion's shell). */
+  /** Words for the positional that is a closed set (recover's action, completion's shell). */
   words: string[];
+  /** Which positional (1-based) takes them. */
+  wordsAt: number;
 }
 
 function entries(): Entry[] {
   return Object.entries(COMMANDS).map(([name, spec]) => {
-    const closed = spec.args.find((arg) => arg.includes("|"));
-    const words = name === "recover" ? (spec.args[1] ?? "").split("|") : closed ? closed.split("|") : [];
+    const at = spec.args.findIndex((arg) => arg.includes("|"));
+    const words = at >= 0 ? (spec.args[at] as string).split("|") : [];
     for (const [flag, option] of Object.entries(spec.options as Record<string, { type: string }>)) {
       if (option.type === "string") TAKES_VALUE.add(`--${flag}`);
     }
@@ -35,6 +37,7 @@ function entries(): Entry[] {
       summary: spec.summary,
       flags: [...Object.keys(spec.options).map((flag) => `--${flag}`), ...GLOBAL],
       words,
+      wordsAt: at + 1,
     };
   });
 }
@@ -81,7 +84,9 @@ function zsh(): string {
   };
   const cases = entries()
     .map((e) => {
-      const words = e.words.length > 0 ? ` '1:word:(${e.words.join(" ")})'` : "";
+      // Positionals before the closed one take any word (a run id).
+      const before = Array.from({ length: Math.max(0, e.wordsAt - 1) }, (_, i) => ` '${i + 1}:argument: '`).join("");
+      const words = e.words.length > 0 ? `${before} '${e.wordsAt}:word:(${e.words.join(" ")})'` : "";
       return `    ${e.name}) _arguments ${e.flags.map(flagSpec).join(" ")}${words} '*:argument:' ;;`;
     })
     .join("\n");

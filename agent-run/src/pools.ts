@@ -1,55 +1,34 @@
 /** Commands about runner pools: pools (connected hosts), queues, queue NAME [--max-concurrent N]. */
+import type { PoolHostInfo, QueueInfo } from "../../src/protocol/index.ts";
 import { EXIT, type ExitCode, stringValue, UsageError } from "./args.ts";
 import type { Context } from "./context.ts";
 import { relative, table } from "./format.ts";
-
-interface HostRun {
-  runId: string;
-  state: string;
-}
-interface PoolHost {
-  hostId: string;
-  queue: string;
-  profiles: string[];
-  labels: string[];
-  slots: number;
-  freeSlots: number;
-  connectedAt: string;
-  runs: HostRun[];
-}
-interface QueueInfo {
-  name: string;
-  maxConcurrent: number | null;
-  depth: number;
-  running: number;
-  hosts: number;
-  freeSlots: number;
-}
+import { ListOutput } from "./output.ts";
 
 export async function pools(ctx: Context): Promise<ExitCode> {
-  const { hosts } = (await ctx.api.call<{ hosts: PoolHost[] }>("GET", "/v1/pools")).body;
-  if (ctx.values.json) {
-    for (const host of hosts) ctx.json(host);
-    return EXIT.ok;
-  }
-  if (hosts.length === 0) {
-    ctx.print("no pool hosts connected (start one: npx runner-bridge pool --edge URL, with RUNNER_POOL_KEY set)");
-    return EXIT.ok;
-  }
-  const now = Date.now();
-  ctx.print(
-    table([
-      ["HOST", "QUEUE", "PROFILES", "SLOTS", "CONNECTED", "RUNS"],
-      ...hosts.map((h) => [
-        h.hostId,
-        h.queue,
-        h.profiles.join(","),
-        `${h.slots - h.freeSlots}/${h.slots} busy`,
-        relative(h.connectedAt, now),
-        h.runs.map((r) => `${r.runId} (${r.state})`).join(", ") || "-",
+  const { hosts } = (await ctx.api.call<{ hosts: PoolHostInfo[] }>("GET", "/v1/pools")).body;
+  const out = new ListOutput<PoolHostInfo>(ctx);
+  out.add(hosts);
+  out.finish((rows) => {
+    if (rows.length === 0) {
+      ctx.print("no pool hosts connected (start one: npx runner-bridge pool --edge URL, with RUNNER_POOL_KEY set)");
+      return;
+    }
+    const now = Date.now();
+    ctx.print(
+      table([
+        ["HOST", "QUEUE", "PROFILES", "SLOTS", "CONNECTED", "RUNS"],
+        ...rows.map((h) => [
+          h.hostId,
+          h.queue,
+          h.profiles.join(","),
+          `${h.slots - h.freeSlots}/${h.slots} busy`,
+          relative(h.connectedAt, now),
+          h.runs.map((r) => `${r.runId} (${r.state})`).join(", ") || "-",
+        ]),
       ]),
-    ]),
-  );
+    );
+  });
   return EXIT.ok;
 }
 
@@ -65,12 +44,12 @@ const QUEUE_HEADER = ["QUEUE", "QUEUED", "RUNNING", "LIMIT", "HOSTS", "FREE SLOT
 
 export async function queues(ctx: Context): Promise<ExitCode> {
   const { queues } = (await ctx.api.call<{ queues: QueueInfo[] }>("GET", "/v1/queues")).body;
-  if (ctx.values.json) {
-    for (const queue of queues) ctx.json(queue);
-    return EXIT.ok;
-  }
-  if (queues.length === 0) ctx.print("no queues yet (a run created with --agent makes its queue)");
-  else ctx.print(table([QUEUE_HEADER, ...queues.map(queueRow)]));
+  const out = new ListOutput<QueueInfo>(ctx);
+  out.add(queues);
+  out.finish((rows) => {
+    if (rows.length === 0) ctx.print("no queues yet (a run created with --agent makes its queue)");
+    else ctx.print(table([QUEUE_HEADER, ...rows.map(queueRow)]));
+  });
   return EXIT.ok;
 }
 

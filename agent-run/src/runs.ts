@@ -193,7 +193,9 @@ async function withFullRequests(ctx: Context, run: RunRecord): Promise<RunRecord
 export async function events(ctx: Context): Promise<ExitCode> {
   const runId = ctx.args[0] as string;
   const out = new ListOutput<RunEvent>(ctx);
-  let after = intValue(ctx.values, "after", ctx.command) ?? 0;
+  const from = intValue(ctx.values, "after", ctx.command) ?? 0;
+  let after = from;
+  let printed = 0;
   for (;;) {
     const page = (
       await ctx.api.call<{ events: RunEvent[]; nextAfter: number; hasMore: boolean }>(
@@ -204,10 +206,14 @@ export async function events(ctx: Context): Promise<ExitCode> {
     // A table prints each page as it comes: a long log never waits for its last page.
     if (out.format === "table") for (const event of page.events) ctx.print(eventLine(event, ctx.paint));
     else out.add(page.events);
+    printed += page.events.length;
     if (!page.hasMore) break;
     after = page.nextAfter;
   }
-  out.finish(() => {});
+  // A table that printed nothing says so, as `list` does; json and ndjson stay machine-shaped.
+  out.finish(() => {
+    if (printed === 0) ctx.print(from > 0 ? `no events after seq ${from}` : "no events yet");
+  });
   return EXIT.ok;
 }
 

@@ -106,9 +106,14 @@ export async function watchRun(api: Api, runId: string, options: WatchOptions): 
       liveness.reset();
       const result = await current.done;
       if (result.kind === "end") {
+        const exit = OUTCOME_EXIT[result.status];
+        // `end` always carries an outcome; anything else is a server fault, said as one.
+        if (exit === undefined) {
+          throw new CliError("bad_response", `the server ended the watch of ${runId} with status ${result.status}`);
+        }
         finished = true;
         view.finish(result.status);
-        return OUTCOME_EXIT[result.status] ?? EXIT.error;
+        return exit;
       }
       lostAt ??= Date.now();
       if (Date.now() - lostAt >= options.giveUpMs) {

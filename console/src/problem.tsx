@@ -20,6 +20,11 @@ export function ProblemView({ error, credential, runId, onSignIn, onRetry }: Pro
   switch (error.status) {
     case 401:
       signIn = true;
+      if (credential.kind === "token" && error.code === "token_revoked") {
+        title = "This share link was revoked";
+        body = `${subject} was shared with this link, and the link has since been revoked. Ask its owner for a new link, or sign in with an API key.`;
+        break;
+      }
       title = credential.kind === "key" ? "Your API key was not accepted" : "This share link is not valid";
       body =
         credential.kind === "key"

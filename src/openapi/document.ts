@@ -23,6 +23,7 @@ const TAGS = [
     name: "webhooks",
     description: "Endpoints told of runs' status changes, signed as Standard Webhooks (docs/WEBHOOKS.md)",
   },
+  { name: "usage", description: "The tenant's provider usage (tokens, stated cost) by day, agent or tag" },
   { name: "reference", description: "This document, the frames' JSON Schemas and the reference page" },
 ];
 

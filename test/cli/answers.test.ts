@@ -3,8 +3,12 @@ import type { RunEvent } from "../../src/protocol/index.ts";
 import { cli, lines, ndjson, startCli } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 const edge = useEdge();
+const ZSH_COMPLETE = path.join(import.meta.dirname, "harness/zsh-complete.zsh");
 const run = (args: string[], options?: Parameters<typeof cli>[2]) => cli(edge.url, args, options);
 
 // Every answer shape the API documents for a command (see the responses in src/routes/*.ts)
@@ -107,12 +111,30 @@ describe("completion", () => {
     expect(complete(["agent-run", "recover", "x", "re"])).toBe("resume restart");
   });
 
-  test("zsh: a #compdef script naming every command", async () => {
+  test("zsh: completes commands, their flags and closed values in zsh's own completion system", async () => {
     const script = await run(["completion", "zsh"], { key: null });
     expect(script.code).toBe(0);
     expect(script.stdout.startsWith("#compdef agent-run\n")).toBe(true);
-    for (const command of ["create", "list", "logs", "watch", "cancel", "completion"])
-      expect(script.stdout).toContain(`\n    ${command}) _arguments `);
-    expect(script.stdout).toContain("'--output[]:value:(table json ndjson)'");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zsh-complete-"));
+    const file = path.join(dir, "agent-run.zsh");
+    fs.writeFileSync(file, script.stdout);
+    const complete = (line: string) => {
+      const done = spawnSync("zsh", [ZSH_COMPLETE, file, path.join(dir, "hits"), line], {
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      if (done.status !== 0) throw new Error(`zsh did not complete "${line}": ${done.stdout}${done.stderr}`);
+      return done.stdout.trim().split("\n");
+    };
+    try {
+      expect(complete("agent-run wa")).toEqual(["watch"]);
+      expect(complete("agent-run list --output ")).toEqual(["json", "ndjson", "table"]);
+      expect(complete("agent-run logs g-1 --fo")).toEqual(["--follow"]);
+      expect(complete("agent-run token x --role ")).toEqual(["runner", "viewer"]);
+      expect(complete("agent-run recover x re")).toEqual(["restart", "resume"]);
+      expect(complete("agent-run completion ")).toEqual(["bash", "zsh"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

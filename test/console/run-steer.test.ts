@@ -190,6 +190,26 @@ describe("share links", () => {
     expect(refused.status).toBe(403);
   });
 
+  it("a revoked share link says it was revoked: on a page left open, and on one opened after", async () => {
+    t.expectRefusals(401);
+    const created = await t.alpha.create("revoked-link");
+    const { token, tokenId } = await t.alpha.ok("POST", "/v1/runs/revoked-link/tokens", { role: "viewer" });
+    const runner = await t.alpha.runner(created);
+    t.runners.push(runner);
+    const { page: open } = await t.browser.open();
+    await open.goto(t.url(`/runs/revoked-link#token=${token}`));
+    await open.locator("[data-live='live']").waitFor();
+
+    await t.alpha.ok("DELETE", `/v1/runs/revoked-link/tokens/${tokenId}`);
+    const shown = open.locator("[data-problem='401']");
+    await expect(shown.locator("h1").textContent()).resolves.toBe("This share link was revoked");
+
+    const { page: later } = await t.browser.open();
+    await later.goto(t.url(`/runs/revoked-link#token=${token}`));
+    await expect(later.locator("[data-problem='401'] h1").textContent()).resolves.toBe("This share link was revoked");
+    expect(await later.locator("[data-problem='401'] p").textContent()).toContain("Ask its owner for a new link");
+  });
+
   it("an interacting share link (as `npm run demo` prints) shows the controls, without Share", async () => {
     const created = await t.alpha.create("demo-like");
     const { token } = await t.alpha.ok("POST", "/v1/runs/demo-like/tokens", { role: "viewer", interact: true });
