@@ -67,10 +67,17 @@ CREATE INDEX IF NOT EXISTS run_usage_by_run ON run_usage (run_id);
 /** Version 4: each row's pool queue (null for a run started by hand), so the list shows it. */
 const TENANT_INDEX_SCHEMA_V4 = "ALTER TABLE runs ADD COLUMN queue TEXT;";
 
+/**
+ * Version 5: whether a row's tags and metadata are in run_tags and run_meta. Rows written before
+ * version 3 are not: their next sync adds them (a run's tags and metadata never change after).
+ */
+const TENANT_INDEX_SCHEMA_V5 = "ALTER TABLE runs ADD COLUMN findable INTEGER NOT NULL DEFAULT 0;";
+
 /** TenantIndex's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const TENANT_INDEX_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "runs by creation time", sql: TENANT_INDEX_SCHEMA_V1 },
   { version: 2, name: "versioned rows and removal tombstones", sql: TENANT_INDEX_SCHEMA_V2 },
   { version: 3, name: "agents, tags, metadata and usage", sql: TENANT_INDEX_SCHEMA_V3 },
   { version: 4, name: "pool queues", sql: TENANT_INDEX_SCHEMA_V4 },
+  { version: 5, name: "rows whose tags and metadata are indexed", sql: TENANT_INDEX_SCHEMA_V5 },
 ];

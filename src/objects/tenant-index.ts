@@ -16,12 +16,15 @@ export class TenantIndex extends DurableObject<Env> {
 
   /**
    * The run as of its status `version`; an entry below the row's is ignored. Tags and metadata
-   * are written with the run's first row (they never change); its usage with every newer entry.
+   * are written with the run's first row (they never change; a row from before they were indexed
+   * gets them at its next entry); its usage with every newer entry.
    */
   upsert(entry: IndexEntry): void {
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
-      const before = sql.exec<{ version: number }>("SELECT version FROM runs WHERE run_id = ?", entry.runId).toArray();
+      const before = sql
+        .exec<{ version: number; findable: number }>("SELECT version, findable FROM runs WHERE run_id = ?", entry.runId)
+        .toArray();
       const current = before[0];
       if (current && entry.version < current.version) return;
       const total = entry.usage.reduce(
@@ -35,9 +38,10 @@ export class TenantIndex extends DurableObject<Env> {
       );
       sql.exec(
         `INSERT INTO runs (run_id, status, created_at, updated_at, version, agent, tags, input_tokens,
-           cached_input_tokens, output_tokens, reasoning_tokens, cost_nano_usd, queue)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           cached_input_tokens, output_tokens, reasoning_tokens, cost_nano_usd, queue, findable)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
          ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
+           agent = excluded.agent, tags = excluded.tags, findable = 1,
            queue = excluded.queue,
            version = excluded.version, input_tokens = excluded.input_tokens,
            cached_input_tokens = excluded.cached_input_tokens, output_tokens = excluded.output_tokens,
@@ -56,7 +60,7 @@ export class TenantIndex extends DurableObject<Env> {
         entry.costNanoUsd,
         entry.queue ?? null,
       );
-      if (!current) {
+      if (!current || current.findable === 0) {
         for (const tag of entry.tags) {
           sql.exec(
             "INSERT OR IGNORE INTO run_tags (tag, created_at, run_id) VALUES (?, ?, ?)",

@@ -207,4 +207,34 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
       ["2026-11-02", 4, 1],
     ]);
   });
+
+  it("a row listed before tags and metadata were indexed becomes findable at its next sync", async () => {
+    const tenant = `search-old-${crypto.randomUUID()}`;
+    const index = tenantIndexStub(env, tenant);
+    const entry: IndexEntry = {
+      runId: "old-1",
+      status: "running",
+      createdAt: BASE,
+      version: 1,
+      agent: "codex",
+      tags: ["legacy"],
+      metadata: { repo: "x" },
+      usage: [],
+      costNanoUsd: null,
+    };
+    await index.upsert(entry);
+    // As a row written by schema version 2 left it: no agent, tags or index rows.
+    await runInDurableObject(env.TENANTS.get(env.TENANTS.idFromName(tenant)), (_instance, state) => {
+      state.storage.sql.exec("DELETE FROM run_tags");
+      state.storage.sql.exec("DELETE FROM run_meta");
+      state.storage.sql.exec("UPDATE runs SET findable = 0, agent = NULL, tags = '[]'");
+    });
+    const before = await index.list({ limit: 10, meta: [["repo", "x"]] });
+    expect(before.ok && before.value.runs).toEqual([]);
+    await index.upsert({ ...entry, status: "succeeded", version: 2 });
+    const after = await index.list({ limit: 10, meta: [["repo", "x"]], tags: ["legacy"], agent: "codex" });
+    expect(after.ok && after.value.runs.map((run) => [run.runId, run.status, run.tags])).toEqual([
+      ["old-1", "succeeded", ["legacy"]],
+    ]);
+  });
 });
