@@ -1,7 +1,7 @@
 import fs from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { WebhookReceiver } from "../support/webhook-receiver.ts";
+import { useWebhookReceiver, WebhookReceiver } from "../support/webhook-receiver.ts";
 import { alive } from "./harness/bridge.ts";
 import { marker, useEdge } from "./harness/context.ts";
 
@@ -10,18 +10,12 @@ import { marker, useEdge } from "./harness/context.ts";
 // run.cancelled, each once, each signed as the Standard Webhooks library checks.
 
 const t = useEdge();
-let receiver: WebhookReceiver;
-beforeAll(async () => {
-  receiver = await WebhookReceiver.start();
-});
-afterAll(async () => {
-  await receiver?.stop();
-});
+const hooks = useWebhookReceiver();
 
 describe("webhooks from a real run", () => {
   it("an approval asked, then a budget passed: waiting, budget_exceeded and cancelled delivered once each", async () => {
     const hook = await t.api.ok<{ id: string; secret: string }>("POST", "/v1/webhooks", {
-      url: receiver.url("/bridge"),
+      url: hooks.receiver.url("/bridge"),
       events: ["run.waiting", "run.budget_exceeded", "run.cancelled", "run.succeeded"],
     });
     const pidFile = marker("pids");
@@ -39,7 +33,7 @@ describe("webhooks from a real run", () => {
       ]),
     });
     const waiting = await waitFor("run.waiting at the receiver", () =>
-      receiver.to("/bridge").find((r) => JSON.parse(r.body).type === "run.waiting"),
+      hooks.receiver.to("/bridge").find((r) => JSON.parse(r.body).type === "run.waiting"),
     );
     expect(WebhookReceiver.verify(waiting, hook.secret)).toMatchObject({
       type: "run.waiting",
@@ -53,9 +47,9 @@ describe("webhooks from a real run", () => {
 
     await waitFor(
       "three messages accepted at /bridge",
-      () => receiver.to("/bridge").length >= 3 && receiver.accepted.size >= 3,
+      () => hooks.receiver.to("/bridge").length >= 3 && hooks.receiver.accepted.size >= 3,
     );
-    const accepted = [...receiver.accepted.values()].filter((r) => r.path === "/bridge");
+    const accepted = [...hooks.receiver.accepted.values()].filter((r) => r.path === "/bridge");
     const payloads = accepted.map((r) => WebhookReceiver.verify(r, hook.secret) as { type: string; data: any });
     expect(payloads.map((p) => p.type)).toEqual(["run.waiting", "run.budget_exceeded", "run.cancelled"]);
     for (const payload of payloads.slice(1)) {

@@ -1,31 +1,25 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { WebhookReceiver } from "../support/webhook-receiver.ts";
+import { useWebhookReceiver, WebhookReceiver } from "../support/webhook-receiver.ts";
 import { cli, lines, ndjson } from "./harness/cli.ts";
 import { useEdge } from "./harness/edge.ts";
 
 const edge = useEdge();
 const run = (args: string[]) => cli(edge.url, args);
-let receiver: WebhookReceiver;
-beforeAll(async () => {
-  receiver = await WebhookReceiver.start();
-});
-afterAll(async () => {
-  await receiver?.stop();
-});
+const hooks = useWebhookReceiver();
 
 describe("agent-run webhooks", () => {
   test("add prints the id and the secret once; list, ping, deliveries and rm manage it", async () => {
     expect(lines((await run(["webhooks", "list"])).stdout)).toEqual([
       "no webhooks (add one: agent-run webhooks add URL --events run.waiting,run.failed)",
     ]);
-    const added = await run(["webhooks", "add", receiver.url("/cli"), "--events", "run.waiting,run.cancelled"]);
+    const added = await run(["webhooks", "add", hooks.receiver.url("/cli"), "--events", "run.waiting,run.cancelled"]);
     expect(added).toMatchObject({ code: 0, stderr: "" });
     const [idLine, urlLine, eventsLine, secretLine] = lines(added.stdout);
     const id = (idLine as string).replace(/^webhook\s+/, "");
     const secret = (secretLine as string).replace(/^secret\s+/, "");
     expect(id).toMatch(/^wh_[a-z0-9]+$/);
-    expect(urlLine).toBe(`url      ${receiver.url("/cli")}`);
+    expect(urlLine).toBe(`url      ${hooks.receiver.url("/cli")}`);
     expect(eventsLine).toBe("events   run.waiting,run.cancelled");
     expect(secret).toMatch(/^whsec_/);
 
@@ -43,7 +37,7 @@ describe("agent-run webhooks", () => {
     );
     const received = await waitFor(
       "the ping at the receiver",
-      () => receiver.to("/cli").find((r) => r.status === 200),
+      () => hooks.receiver.to("/cli").find((r) => r.status === 200),
       10_000,
     );
     expect(WebhookReceiver.verify(received, secret)).toMatchObject({ type: "webhook.ping", data: { run: null } });
@@ -65,10 +59,10 @@ describe("agent-run webhooks", () => {
   });
 
   test("bad events and URLs are refused before or by the server, naming what is wrong", async () => {
-    const unknown = await run(["webhooks", "add", receiver.url("/x"), "--events", "run.exploded"]);
+    const unknown = await run(["webhooks", "add", hooks.receiver.url("/x"), "--events", "run.exploded"]);
     expect(unknown.code).toBe(64);
     expect(unknown.stderr).toMatch(/^agent-run: --events: unknown event run.exploded; choose from run.waiting, /);
-    const none = await run(["webhooks", "add", receiver.url("/x")]);
+    const none = await run(["webhooks", "add", hooks.receiver.url("/x")]);
     expect(none.code).toBe(64);
     expect(none.stderr).toMatch(/^agent-run: webhooks add needs --events/);
     const http = await run(["webhooks", "add", "http://hooks.example.com/x", "--events", "run.failed"]);

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { WebhookReceiver } from "../support/webhook-receiver.ts";
+import { useWebhookReceiver } from "../support/webhook-receiver.ts";
 import { ALPHA, useConsole } from "./harness.ts";
 
 // The run page's notifications: the webhook deliveries made for the run, read from the API as
 // the webhook object moves them on, here to a real receiver that refuses the first attempt.
 const t = useConsole();
-let receiver: WebhookReceiver;
-beforeAll(async () => {
-  receiver = await WebhookReceiver.start();
-});
-afterAll(async () => {
-  await receiver?.stop();
-});
+const hooks = useWebhookReceiver();
 
 /** The section's rows as (type, state) pairs, as the page shows them. */
 async function rows(page: import("playwright-core").Page): Promise<string[][]> {
@@ -30,8 +24,8 @@ describe("the run page's notifications", () => {
     await page.goto(t.url(`/runs/${quiet.run.id}`));
     await page.locator(".notifications", { hasText: "No webhook notifications for this run." }).waitFor();
 
-    receiver.behave("/console", { kind: "fail", times: 1 });
-    await t.alpha.ok("POST", "/v1/webhooks", { url: receiver.url("/console"), events: ["run.cancelled"] });
+    hooks.receiver.behave("/console", { kind: "fail", times: 1 });
+    await t.alpha.ok("POST", "/v1/webhooks", { url: hooks.receiver.url("/console"), events: ["run.cancelled"] });
     const created = await t.alpha.create("notify-cancel");
     await page.goto(t.url(`/runs/${created.run.id}`));
     await page.locator(".notifications", { hasText: "No webhook notifications for this run." }).waitFor();
@@ -50,7 +44,7 @@ describe("the run page's notifications", () => {
     await waitFor("the page to show it delivered", async () => (await rows(page))[0]?.[1] === "succeeded", 30_000, 200);
     expect(await rows(page)).toEqual([["run.cancelled", "succeeded"]]);
     const shownId = await page.locator(".notifications .notification").first().getAttribute("data-webhook-id");
-    expect(shownId).toBe([...receiver.accepted.values()].find((r) => r.path === "/console")?.id);
+    expect(shownId).toBe([...hooks.receiver.accepted.values()].find((r) => r.path === "/console")?.id);
     expect(await page.locator(".notifications .notification-detail").first().textContent()).toContain("2 attempts");
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery } from "../../src/protocol/index.ts";
 import { RunMachine } from "../../src/run/run-machine.ts";
 import { signedHeaders } from "../../src/webhooks/signing.ts";
+import { waitFor } from "../support/wait.ts";
 import { agentEvent, claim } from "./sockets.ts";
 import { call, createRun, json, KEY_B, runObject, timers, travel } from "./helpers.ts";
 
@@ -47,26 +48,29 @@ async function ringWebhooks(ms: number): Promise<void> {
 }
 
 /** The delivery once its log has `attempts` tries (an attempt in flight has not counted yet); bounded. */
-async function attemptsReach(webhookId: string, deliveryId: string, attempts: number): Promise<WebhookDelivery> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = (await deliveries(webhookId)).find((d) => d.id === deliveryId) as WebhookDelivery;
-    if (found.attempts >= attempts) return found;
-    if (Date.now() > deadline)
-      throw new Error(`delivery ${deliveryId} never reached ${attempts} attempts: ${JSON.stringify(found)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function attemptsReach(webhookId: string, deliveryId: string, attempts: number): Promise<WebhookDelivery> {
+  return waitFor(
+    `delivery ${deliveryId} to reach ${attempts} attempts`,
+    async () => {
+      const found = (await deliveries(webhookId)).find((d) => d.id === deliveryId);
+      return found && found.attempts >= attempts ? found : undefined;
+    },
+    10_000,
+    20,
+  );
 }
 
 /** The run's deliveries to one endpoint once there are `count`; bounded. */
-async function notificationsReach(runId: string, webhookId: string, count: number): Promise<WebhookDelivery[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = (await notifications(runId)).filter((d) => d.webhookId === webhookId);
-    if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`run ${runId} never had ${count} deliveries: ${JSON.stringify(found)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function notificationsReach(runId: string, webhookId: string, count: number): Promise<WebhookDelivery[]> {
+  return waitFor(
+    `run ${runId} to have ${count} deliveries to ${webhookId}`,
+    async () => {
+      const found = (await notifications(runId)).filter((d) => d.webhookId === webhookId);
+      return found.length >= count ? found : undefined;
+    },
+    10_000,
+    20,
+  );
 }
 
 describe("webhook endpoints", () => {

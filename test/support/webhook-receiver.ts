@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll } from "vitest";
 
 /** One request the receiver got, as it got it. */
 export interface Received {
@@ -102,4 +103,21 @@ export class WebhookReceiver {
       res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "no");
     });
   }
+}
+
+/** One receiver for a test file: started before its tests, stopped after them. */
+export function useWebhookReceiver(): { readonly receiver: WebhookReceiver } {
+  let receiver: WebhookReceiver | undefined;
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver?.stop();
+  });
+  return {
+    get receiver() {
+      if (!receiver) throw new Error("the webhook receiver is not running: use it inside a test");
+      return receiver;
+    },
+  };
 }
