@@ -43,8 +43,11 @@ interface Driver {
   params: Param[];
 }
 
-/** Counting a candidate's rows stops here: past it, any candidate is as good as another. */
-const ESTIMATE_CAP = 2_000;
+/**
+ * Counting a candidate's rows stops here (and at the smallest count so far): past it, walking any
+ * candidate costs about the same as counting further would.
+ */
+const ESTIMATE_CAP = 20_000;
 
 function drivers(filters: RunFilters): Driver[] {
   const out: Driver[] = [];
@@ -66,7 +69,7 @@ function narrowest(sql: SqlStorage, candidates: Driver[]): Driver {
       .exec<{ n: number }>(
         `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${candidate.from} d WHERE ${candidate.where} LIMIT ?)`,
         ...candidate.params,
-        ESTIMATE_CAP,
+        Math.min(ESTIMATE_CAP, bestCount),
       )
       .one().n;
     if (count < bestCount) {
