@@ -50,7 +50,7 @@ export const COMMANDS = {
   create: {
     args: [],
     synopsis:
-      "create [--id ID] [--input JSON|@file] [--agent PROFILE [--prompt TEXT] [--queue Q]] [--timeout NAME=MS ...] [--json]",
+      "create [--id ID] [--input JSON|@file] [--agent PROFILE [--prompt TEXT] [--queue Q]] [--tag T ...] [--max-tokens N] [--max-cost USD] [--timeout NAME=MS ...] [--json]",
     summary:
       "create a run (with --agent, a pool host serving that profile runs it); prints its id, tokens and console link",
     options: {
@@ -59,6 +59,9 @@ export const COMMANDS = {
       agent: str,
       prompt: str,
       queue: str,
+      tag: { type: "string", multiple: true },
+      "max-tokens": str,
+      "max-cost": str,
       timeout: { type: "string", multiple: true },
       ...json,
     },

@@ -90,6 +90,20 @@ function createBody(ctx: Context): CreateRunBody {
   }
   const queue = stringValue(ctx.values, "queue");
   if (queue !== undefined) body.queue = queue;
+  const tags = (ctx.values.tag as string[] | undefined) ?? [];
+  if (tags.length > 0) body.tags = tags;
+  const budget: Record<string, number> = {};
+  for (const [flag, field] of [
+    ["max-tokens", "maxTokens"],
+    ["max-cost", "maxCostUsd"],
+  ] as const) {
+    const text = stringValue(ctx.values, flag);
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value)) throw new UsageError(`--${flag} takes a number`, ctx.command);
+    budget[field] = value;
+  }
+  if (Object.keys(budget).length > 0) body.budget = budget;
   const timeouts: Partial<Timeouts> = {};
   for (const entry of (ctx.values.timeout as string[] | undefined) ?? []) {
     const match = /^([A-Za-z]+)=(\d+)$/.exec(entry);

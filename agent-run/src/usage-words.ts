@@ -10,6 +10,8 @@ const FLAG_OF: Record<string, string> = {
   input: "--input",
   agent: "--agent",
   timeouts: "--timeout",
+  tags: "--tag",
+  budget: "--max-tokens / --max-cost",
   role: "--role",
   interact: "--interact",
   ttlMs: "--ttl",

@@ -55,4 +55,30 @@ describe("usage in the CLI", () => {
     expect(bad.code).toBe(64);
     expect(bad.stderr).toContain("--meta takes KEY=VALUE");
   });
+
+  test("create takes --tag, --max-tokens and --max-cost; a bad one is refused naming the flag", async () => {
+    const out = await run([
+      "create",
+      "--id",
+      "u-c",
+      "--tag",
+      "x",
+      "--tag",
+      "y",
+      "--max-tokens",
+      "5000",
+      "--max-cost",
+      "1.5",
+      "--json",
+    ]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(await edge.api.getRun("u-c")).toMatchObject({
+      tags: ["x", "y"],
+      budget: { maxTokens: 5000, maxCostUsd: 1.5 },
+    });
+    const bad = await run(["create", "--tag", "has space"]);
+    expect(bad.code).toBe(64);
+    expect(bad.stderr).toContain("--tag");
+    expect((await run(["create", "--max-cost", "lots"])).stderr).toContain("--max-cost takes a number");
+  });
 });
