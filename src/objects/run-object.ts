@@ -110,20 +110,28 @@ export class RunObject extends DurableObject<Env> {
     });
   }
 
-  command(body: CommandBody): Promise<Result<Submitted<CommandRecord | null>>> {
-    return this.run.operateOnLive((m) => controllerCommand(m, body));
+  /** `token`: the caller's, when a token (not an API key) made the request; checked with the write. */
+  command(body: CommandBody, token: PresentedToken | null = null): Promise<Result<Submitted<CommandRecord | null>>> {
+    return this.run.operateOnLiveAs(token, (m) => controllerCommand(m, body));
   }
 
   /** Cancels, and answers with the run as the cancel left it. */
-  cancel(body: CancelBody): Promise<Result<Submitted<CommandRecord | null> & { run: RunRecord }>> {
-    return this.run.operateOnLive((m) => {
+  cancel(
+    body: CancelBody,
+    token: PresentedToken | null = null,
+  ): Promise<Result<Submitted<CommandRecord | null> & { run: RunRecord }>> {
+    return this.run.operateOnLiveAs(token, (m) => {
       const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason, body.generation);
       return result.ok ? ok({ ...result.value, run: m.record() }) : result;
     });
   }
 
-  approve(requestId: string, body: ApprovalBody): Promise<Result<{ created: boolean; approval: ApprovalRecord }>> {
-    return this.run.operateOnLive((m) => m.resolveApproval(requestId, body));
+  approve(
+    requestId: string,
+    body: ApprovalBody,
+    token: PresentedToken | null = null,
+  ): Promise<Result<{ created: boolean; approval: ApprovalRecord }>> {
+    return this.run.operateOnLiveAs(token, (m) => m.resolveApproval(requestId, body));
   }
 
   /** One approval with its full request (the run record lists summaries). */
@@ -138,8 +146,8 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /** An operator's decision for a recovering run (src/run/recovery-decision.ts). */
-  recover(body: RecoverBody): Promise<Result<RecoverAccepted>> {
-    return this.run.operateOnLive((m) => {
+  recover(body: RecoverBody, token: PresentedToken | null = null): Promise<Result<RecoverAccepted>> {
+    return this.run.operateOnLiveAs(token, (m) => {
       const result = decideRecovery(m, body);
       return result.ok ? ok({ ...result.value, run: m.record() }) : result;
     });

@@ -47,7 +47,7 @@ apiRoute(
     refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
   },
   async (c) => {
-    return answer(c, await runOf(c).command(c.req.valid("json")), 201);
+    return answer(c, await runOf(c).command(c.req.valid("json"), c.var.run.token), 201);
   },
 );
 
@@ -70,7 +70,7 @@ apiRoute(
   },
   async (c) => {
     const { requestId } = c.req.valid("param");
-    return answer(c, await runOf(c).approve(requestId, c.req.valid("json")), 201);
+    return answer(c, await runOf(c).approve(requestId, c.req.valid("json"), c.var.run.token), 201);
   },
 );
 
@@ -92,6 +92,6 @@ apiRoute(
     refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
   },
   async (c) => {
-    return answer(c, await placeResult(c.env, c.var.run.tenant, await runOf(c).cancel(c.req.valid("json"))), 202);
+    return answer(c, await placeResult(c.env, c.var.run.tenant, await runOf(c).cancel(c.req.valid("json"), c.var.run.token)), 202);
   },
 );

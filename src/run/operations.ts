@@ -116,6 +116,20 @@ export class RunOperations implements RunHost {
     return new TokenStore(this.storage.sql).check(token, Date.now());
   }
 
+  /**
+   * A write on a live run by the holder of `token` (null: an API key). The token is checked inside
+   * the write's own transaction, so one revoked after the request's first check cannot still act.
+   */
+  operateOnLiveAs<T>(token: PresentedToken | null, step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
+    return this.operateOnLive((machine) => {
+      if (token) {
+        const valid = this.checkToken(token);
+        if (!valid.ok) return valid;
+      }
+      return step(machine);
+    });
+  }
+
   /** A write on a run that exists and was not purged. */
   async operateOnLive<T>(step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
     const exists = this.read(() => true);

@@ -48,6 +48,29 @@ describe("revoking one token", () => {
   });
 });
 
+describe("a write checks its token in the write's own transaction", () => {
+  it("a token revoked after the request's first check still cannot command, cancel, approve or recover", async () => {
+    const created = await createRun();
+    const runId = created.run.id;
+    const operator = await mint(runId, { role: "viewer", interact: true });
+    // What the route passes on after its own check let the request through.
+    const presented = { tokenId: operator.tokenId as string, exp: Date.parse(operator.expiresAt) };
+    await json(await revoke(runId, operator.tokenId), 200);
+    const run = runObject(runId);
+    const refusals = [
+      await run.command({ commandId: "late-1", type: "input", text: "hi" }, presented),
+      await run.cancel({ commandId: "late-2" }, presented),
+      await run.approve("req-1", { decision: "approve" }, presented),
+      await run.recover({ action: "fail", commandId: "late-3" }, presented),
+    ];
+    expect(refusals.map((r) => (r.ok ? "accepted" : r.code))).toEqual(Array(4).fill("token_revoked"));
+    expect((await getRun(runId)).status).toBe("queued");
+    expect((await allEvents(runId)).map((e) => e.type)).toEqual(["run.created"]);
+    // The same calls with an API key's null token act as before.
+    expect((await run.cancel({ commandId: "by-key" }, null)).ok).toBe(true);
+  });
+});
+
 describe("revoking all of a run's tokens", () => {
   it("DELETE /tokens ends every token of the run, those minted before ids included; the key still works", async () => {
     const created = await createRun();
