@@ -20,7 +20,10 @@ export function restoreSession(places: SessionPlaces, archive: Archive): string[
   const idProblem = sessionIdProblem(places.adapter, archive.session);
   if (idProblem) throw new Error(`the checkpoint's ${idProblem}`);
   const plan = archive.files.map((file) => ({ file, ...placeOf(places, archive.session, file) }));
-  for (const { root, parts } of plan) checkLinks(root, parts);
+  for (const { root, parts } of plan) {
+    checkRoot(places, root);
+    checkLinks(root, parts);
+  }
   return plan.map(({ file, root, parts }) => writeBelow(root, parts, file.data));
 }
 
@@ -51,6 +54,25 @@ function placeOf(places: SessionPlaces, session: string, file: ArchiveFile): { r
       return parts.length === 0
         ? { root: path.dirname(target), parts: [path.basename(target)] }
         : { root: target, parts };
+    }
+  }
+}
+
+/**
+ * The place's root, and each directory from the agent-writable base it lies in down to it, is no
+ * link: a previous agent could have replaced its `.codex`, its claude `projects/<cwd>` or its
+ * `--checkpoint` directory with a link to anywhere the bridge (which restores, outside any sandbox)
+ * may write.
+ */
+function checkRoot(places: SessionPlaces, root: string): void {
+  const bases = [places.cwd, path.dirname(places.codexHome), path.dirname(places.claudeConfigDir)];
+  const base = bases.find((dir) => root === dir || root.startsWith(dir + path.sep));
+  const chain = base === undefined ? [root] : path.relative(base, root).split(path.sep).filter(Boolean);
+  let at = base ?? "";
+  for (const part of chain) {
+    at = base === undefined ? part : path.join(at, part);
+    if (fs.lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new Error(`restoring the checkpoint would write through the link ${at}; nothing was restored`);
     }
   }
 }

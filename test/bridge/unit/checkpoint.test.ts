@@ -212,6 +212,40 @@ describe("restoring a checkpoint the previous sandbox may have forged", () => {
     expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
   });
 
+  it("never writes through a linked root: a .codex, a claude projects directory or a --checkpoint directory made a link", () => {
+    const outside = tempDir("outside-");
+    const home = tempDir("agent-home-");
+    fs.symlinkSync(outside, path.join(home, ".codex"));
+    const codex = sessionPlaces("codex", { HOME: home }, "/w");
+    expect(() => restoreSession(codex, codexArchive([rollout, "{}\n"]))).toThrow(
+      `restoring the checkpoint would write through the link ${path.join(home, ".codex")}`,
+    );
+
+    const config = tempDir("claude-config-");
+    const workspace = tempDir("workspace-");
+    fs.symlinkSync(outside, path.join(config, "projects"));
+    const claude = sessionPlaces("claude-code", { CLAUDE_CONFIG_DIR: config }, workspace);
+    const session = "7d1a3c2e-0000-4000-8000-000000000001";
+    const claudeArchive = {
+      provider: "claude-code",
+      session,
+      files: [{ root: "claude-project" as const, path: `${session}.jsonl`, data: Buffer.from("{}\n") }],
+    };
+    expect(() => restoreSession(claude, claudeArchive)).toThrow(/would write through the link .*projects/);
+
+    fs.symlinkSync(outside, path.join(workspace, "state"));
+    const ndjson = sessionPlaces("ndjson", {}, workspace, path.join(workspace, "state"));
+    const stateArchive = {
+      provider: "ndjson",
+      session: "s-1",
+      files: [{ root: "checkpoint" as const, path: "notes.txt", data: Buffer.from("forged\n") }],
+    };
+    expect(() => restoreSession(ndjson, stateArchive)).toThrow(
+      `restoring the checkpoint would write through the link ${path.join(workspace, "state")}`,
+    );
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
   it("a session id shaped like a flag or a path is neither collected nor restored", () => {
     const home = tempDir("codex-home-");
     write(path.join(home, "sessions/x/rollout-1---yolo.jsonl"), "{}\n");
