@@ -66,11 +66,16 @@ export class JournalEvents {
 
   /** Up to `max` further lines as events. */
   read(max: number): JournalEvent[] {
+    const forms = this.options.redact ?? [];
     return this.reader.read(max).map((line) => {
-      const result = this.current.onLine(line.text);
+      // Redacted before anything cuts the line (the adapter's and fitEvent's size caps), so no
+      // part of a secret that straddles a cut can leave; the event is redacted again after, for
+      // what an adapter assembles.
+      const text = forms.length > 0 ? redactText(line.text, forms) : line.text;
+      const result = this.current.onLine(text);
       const event: RunnerEvent = { sourceSeq: line.lineNo, type: result.event.type };
       if (result.event.data !== undefined) event.data = result.event.data;
-      const fitted = redactEvent(fitEvent(event, line.text), this.options.redact ?? []);
+      const fitted = redactEvent(fitEvent(event, text), forms);
       const time = this.times?.timeOf(line.lineNo);
       if (time !== undefined) fitted.time = new Date(time).toISOString();
       return { event: fitted, reactions: result.reactions ?? [] };

@@ -1,8 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_LINE_CHARS } from "../../../runner-bridge/src/adapters/common.ts";
 import { createAdapter } from "../../../runner-bridge/src/adapters/index.ts";
 import { type JournalEvent, JournalEvents } from "../../../runner-bridge/src/journal-events.ts";
+import { REDACTED } from "../../../runner-bridge/src/redact.ts";
 import { formatSentinel } from "../../../runner-bridge/src/sentinel.ts";
 import { tempDir } from "../harness/bridge.ts";
 
@@ -61,5 +63,28 @@ describe("reading the journal again from byte 0", () => {
     expect(closes()).toEqual(["claude:close:1"]);
     events.reread();
     expect(closes()).toEqual(["claude:close:1"]);
+  });
+});
+
+describe("redaction", () => {
+  const secret = "sk-live-0123456789abcdef0123456789abcdef";
+  const eventsOf = (line: string) =>
+    readAll(
+      new JournalEvents(journal([line]), NONCE, () => createAdapter("ndjson", { cwd: "/" }), { redact: [secret] }),
+    );
+
+  it("redacts before a long line is cut, so no part of a secret across the cut leaves", () => {
+    // The adapter keeps a text line's first MAX_LINE_CHARS; the secret starts 10 characters before.
+    const line = `${"a".repeat(MAX_LINE_CHARS - 10)}${secret}${"b".repeat(1000)}`;
+    const [only] = eventsOf(line);
+    const sent = JSON.stringify(only?.event);
+    expect(only?.event.data).toMatchObject({ metadata: { truncated: true } });
+    expect(sent).not.toContain(secret.slice(0, 10));
+    expect(sent).toContain(REDACTED);
+  });
+
+  it("a line that was not cut reads the same, its secret replaced", () => {
+    const [only] = eventsOf(`before ${secret} after`);
+    expect(only?.event).toMatchObject({ type: "TEXT_MESSAGE_CHUNK", data: { delta: `before ${REDACTED} after\n` } });
   });
 });
