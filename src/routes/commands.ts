@@ -92,6 +92,10 @@ apiRoute(
     refusals: [...bodyRefusals, "not_found", "gone", "conflict", "terminal_run"],
   },
   async (c) => {
-    return answer(c, await placeResult(c.env, c.var.run.tenant, await runOf(c).cancel(c.req.valid("json"), c.var.run.token)), 202);
+    return answer(
+      c,
+      await placeResult(c.env, c.var.run.tenant, await runOf(c).cancel(c.req.valid("json"), c.var.run.token)),
+      202,
+    );
   },
 );

@@ -36,7 +36,11 @@ apiRoute(
     ],
   },
   async (c) => {
-    const result = await placeResult(c.env, c.var.run.tenant, await runOf(c).recover(c.req.valid("json"), c.var.run.token));
+    const result = await placeResult(
+      c.env,
+      c.var.run.tenant,
+      await runOf(c).recover(c.req.valid("json"), c.var.run.token),
+    );
     return result.ok && !result.value.created ? respond(c, result, 200) : respond(c, result, 201);
   },
 );
