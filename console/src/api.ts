@@ -97,10 +97,21 @@ export class Api {
     return parsed as T;
   }
 
-  listRuns(query: { status?: string; tags?: string[]; cursor?: string; limit: number }): Promise<RunsPage> {
+  listRuns(query: {
+    status?: string;
+    tags?: string[];
+    meta?: [string, string][];
+    createdAfter?: string;
+    createdBefore?: string;
+    cursor?: string;
+    limit: number;
+  }): Promise<RunsPage> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.status) params.set("status", query.status);
     for (const tag of query.tags ?? []) params.append("tag", tag);
+    for (const [key, value] of query.meta ?? []) params.append(`meta.${key}`, value);
+    if (query.createdAfter) params.set("createdAfter", query.createdAfter);
+    if (query.createdBefore) params.set("createdBefore", query.createdBefore);
     if (query.cursor) params.set("cursor", query.cursor);
     return this.call("GET", `/v1/runs?${params}`);
   }

@@ -8,12 +8,31 @@ import { FILTER_STATUSES, isTerminalStatus, StatusBadge, statusLabel } from "../
 import { BulkCancel } from "./bulk.tsx";
 import { useRunDetails } from "./details.ts";
 import { EmptyRuns } from "./empty.tsx";
-import { type ListFilters, matchesFilters, readFilters, tagsOf, writeFilters } from "./filters.ts";
+import {
+  fromLocalInput,
+  type ListFilters,
+  localInput,
+  matchesFilters,
+  metaOf,
+  readFilters,
+  serverKey,
+  tagsOf,
+  writeFilters,
+} from "./filters.ts";
 import { DetailCells, DETAIL_HEADINGS } from "./row-details.tsx";
 import { PlacementCells, usePlacements } from "./placement.tsx";
 
 /** The tenant's runs, newest first, refreshed every few seconds, filtered by status, paged by cursor. */
 export const RUNS_PER_PAGE = 25;
+const NO_FILTERS: ListFilters = {
+  status: "",
+  agent: "",
+  q: "",
+  tags: "",
+  meta: "",
+  createdAfter: "",
+  createdBefore: "",
+};
 const REFRESH_MS = 2000;
 
 export interface ListPageProps {
@@ -25,7 +44,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
   const api = useMemo(() => new Api(credential), [credential.secret]);
   const [filters, setFilters] = useState<ListFilters>(readFilters);
   const status = filters.status;
-  const tagKey = tagsOf(filters).join(" ");
+  const asked = serverKey(filters);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [reload, setReload] = useState(0);
   /** Cursors of the pages before this one (the first page has none). */
@@ -42,8 +61,15 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
     let stopped = false;
     const load = () => {
       const id = ++request.current;
-      const tags = tagKey === "" ? [] : tagKey.split(" ");
-      const query = { limit: RUNS_PER_PAGE, tags, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
+      const query = {
+        limit: RUNS_PER_PAGE,
+        tags: tagsOf(filters),
+        meta: metaOf(filters),
+        ...(status ? { status } : {}),
+        ...(filters.createdAfter ? { createdAfter: filters.createdAfter } : {}),
+        ...(filters.createdBefore ? { createdBefore: filters.createdBefore } : {}),
+        ...(cursor ? { cursor } : {}),
+      };
       api
         .listRuns(query)
         .then((next) => {
@@ -68,14 +94,15 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [api, status, tagKey, cursor, reload]);
+    // `asked` stands for every filter the server is asked; the others filter the page shown.
+  }, [api, asked, cursor, reload]);
   const details = useRunDetails(api, page?.runs);
   const placements = usePlacements(api, page?.runs);
 
-  /** Filters live in the URL (`?status=…&agent=…&q=…`), so a filtered list is a link. */
+  /** Filters live in the URL (`?status=…&tag=…&meta.KEY=…&createdAfter=…`), so a filtered list is a link. */
   const chooseFilters = (next: ListFilters) => {
     writeFilters(next);
-    if (next.status !== status || tagsOf(next).join(" ") !== tagKey) {
+    if (serverKey(next) !== asked) {
       setCursors([]);
       setPage(null);
     }
@@ -137,6 +164,35 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
           />
         </label>
         <label class="text-filter">
+          Metadata
+          <input
+            type="search"
+            value={filters.meta}
+            placeholder="key=value…"
+            onInput={(e) => chooseFilters({ ...filters, meta: (e.currentTarget as HTMLInputElement).value })}
+          />
+        </label>
+        <label class="text-filter">
+          Created after
+          <input
+            type="datetime-local"
+            value={localInput(filters.createdAfter)}
+            onChange={(e) =>
+              chooseFilters({ ...filters, createdAfter: fromLocalInput((e.currentTarget as HTMLInputElement).value) })
+            }
+          />
+        </label>
+        <label class="text-filter">
+          Created before
+          <input
+            type="datetime-local"
+            value={localInput(filters.createdBefore)}
+            onChange={(e) =>
+              chooseFilters({ ...filters, createdBefore: fromLocalInput((e.currentTarget as HTMLInputElement).value) })
+            }
+          />
+        </label>
+        <label class="text-filter">
           Run id
           <input
             type="search"
@@ -154,7 +210,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
           Loading runs…
         </p>
       ) : shownRuns.length === 0 ? (
-        <EmptyRuns filtered={page.runs.length > 0 || status !== "" || tagKey !== ""} status={status} />
+        <EmptyRuns filtered={page.runs.length > 0 || asked !== serverKey(NO_FILTERS)} status={status} />
       ) : (
         <>
           <BulkCancel
