@@ -60,7 +60,9 @@ export async function startServe(start: ServeStart, readyMs = 90_000): Promise<S
       return;
     }
     try {
-      await waitFor(`npm run serve (group ${pid}) to exit after ${signal}`, () => !groupAlive(pid), 15_000, 50);
+      // serve's own bounds: its pool host gets 10 s (serve/dev-pool.ts), then workerd 10 s more before
+      // SIGKILL (serve/main.ts); a wait shorter than both fails a shutdown that keeps to them.
+      await waitFor(`npm run serve (group ${pid}) to exit after ${signal}`, () => !groupAlive(pid), 30_000, 50);
     } catch (error) {
       process.kill(-pid, "SIGKILL");
       throw error;
