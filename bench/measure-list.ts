@@ -13,6 +13,7 @@ import { build } from "esbuild";
 import { freePort, REPO } from "../test/support/wrangler-dev.ts";
 import { spawnServer, waitUntilAnswering } from "./child.ts";
 import { percentile } from "./stats.ts";
+import { mulberry32 } from "../test/faults/support/seed.ts";
 
 const WORKERD = (createRequire(import.meta.url)("workerd") as { default: string }).default;
 export const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 100_000);
@@ -34,16 +35,6 @@ export interface ListReport {
   runs: number;
   seedMs: number;
   rows: ListRow[];
-}
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Run n: tag-0 on ~1% of runs, tag-1 on ~30%, the rest 10% each; metadata repo of 20, env of 3. */
@@ -110,7 +101,7 @@ const config :Workerd.Config = (
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitUntilAnswering(`${url}/ping`, server, "the list bench worker on workerd", 30_000, 200);
-    const next = random(42);
+    const next = mulberry32(42);
     const seedStart = performance.now();
     for (let from = 0; from < LIST_RUNS; from += SEED_BATCH) {
       const res = await fetch(`${url}/seed`, {

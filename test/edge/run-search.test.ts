@@ -4,6 +4,7 @@ import { tenantIndexStub } from "../../src/objects/stubs.ts";
 import type { TenantIndex } from "../../src/objects/tenant-index.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus } from "../../src/protocol/index.ts";
 import type { IndexEntry } from "../../src/run/index-sync.ts";
+import { mulberry32 } from "../faults/support/seed.ts";
 
 // 10,000 runs with random tags, metadata, agents, statuses and creation times (many sharing a
 // millisecond) in one tenant's index, then every combination of the list's filters asked of it and
@@ -16,17 +17,6 @@ const AGENTS = ["codex", "claude-code", "ndjson", "reviewer", "planner", null];
 const REPOS = ["alpha", "beta", "gamma", "delta"];
 const ENVS = ["prod", "staging", "dev"];
 const BASE = Date.parse("2026-11-01T00:00:00Z");
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface ModelRun {
   runId: string;
@@ -57,7 +47,7 @@ function modelList(runs: ModelRun[], filters: RunFilters): string[] {
 
 describe("finding runs by tags, metadata, agent, status and creation time", () => {
   it("every filter combination answers exactly the model's runs, in its order, page by page", async () => {
-    const next = random(SEED);
+    const next = mulberry32(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
     const tenant = `search-${SEED}-${crypto.randomUUID()}`;
     const index = tenantIndexStub(env, tenant);

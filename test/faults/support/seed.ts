@@ -50,7 +50,7 @@ export async function replayable<T>(random: FaultRandom, file: string, body: () 
 }
 
 /** A small, well-mixed 32-bit generator: the same seed gives the same sequence everywhere. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
