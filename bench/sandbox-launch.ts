@@ -30,6 +30,8 @@ const proxy = await startAllowProxy(socket, ["localhost"]);
 const runDir = path.join(scratch, "run");
 fs.mkdirSync(runDir);
 
+const TRUE = "/bin/true";
+
 /** Only the namespaces, the read-only root and one mask over the run directory: the peer of the planned boundary. */
 function bareSpec(network: NetworkPolicy): SandboxSpec {
   const tools = requireSandboxTools(network);
@@ -38,11 +40,18 @@ function bareSpec(network: NetworkPolicy): SandboxSpec {
 
 /** The boundary a run gets, as the bridge plans it: its own HOME with every credential path masked. */
 function spec(network: NetworkPolicy): SandboxSpec {
-  const ctx = { runId: "bench", runDir, adapter: "ndjson", agentEnv: { HOME: home }, cwd: workspace };
+  const ctx = {
+    runId: "bench",
+    runDir,
+    adapter: "ndjson",
+    agentEnv: { HOME: home },
+    cwd: workspace,
+    command: TRUE,
+    args: [],
+  };
   return planSandbox({ mode: "os", network }, { ...ctx, edge: "http://127.0.0.1:8787" }) as SandboxSpec;
 }
 
-const TRUE = "/bin/true";
 const variants: { name: string; argv: () => [string, string[]] }[] = [
   { name: "plain spawn", argv: () => [TRUE, []] },
   {

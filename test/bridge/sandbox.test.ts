@@ -339,6 +339,45 @@ describe("--sandbox os", () => {
     expect(await t.api.runnerEvents(created.run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
   });
 
+  it("an agent installed under the host's /tmp sees its own tree there, read-only, and nothing else of the host's /tmp", async () => {
+    // A package under /tmp, as a repository cloned there is: a program and a file beside it.
+    const installed = fs.mkdtempSync("/tmp/agent-install-");
+    const unrelated = fs.mkdtempSync("/tmp/unrelated-");
+    try {
+      fs.mkdirSync(path.join(installed, "bin"));
+      fs.mkdirSync(path.join(installed, "lib"));
+      fs.writeFileSync(path.join(installed, "lib", "data.txt"), "beside the program");
+      fs.writeFileSync(path.join(unrelated, "secret"), "another program's file");
+      const script = [
+        "#!/bin/sh",
+        `data=$(cat ${installed}/lib/data.txt)`,
+        `if echo x > ${installed}/lib/written 2>/dev/null; then wrote=yes; else wrote=no; fi`,
+        `if [ -e ${unrelated}/secret ]; then other=visible; else other=hidden; fi`,
+        `printf '{"type":"looked","data":"%s","wrote":"%s","other":"%s"}\\n' "$data" "$wrote" "$other"`,
+      ].join("\n");
+      fs.writeFileSync(path.join(installed, "bin", "agent.sh"), `${script}\n`, { mode: 0o755 });
+      const created = await t.api.createRun();
+      const bridge = t.bridge(
+        runArgs({
+          edge: t.edge.url,
+          runId: created.run.id,
+          token: created.runnerToken,
+          dir: t.runDir(),
+          extra: ["--sandbox", "os", "--workspace", tempDir("workspace-")],
+          agent: [path.join(installed, "bin", "agent.sh")],
+        }),
+      );
+      expect(await bridge.waitExit()).toBe(0);
+      expect(await t.api.runnerEvents(created.run.id)).toEqual([
+        custom(1, "looked", { data: "beside the program", wrote: "no", other: "hidden" }),
+      ]);
+      expect(fs.existsSync(path.join(installed, "lib", "written"))).toBe(false);
+    } finally {
+      fs.rmSync(installed, { recursive: true, force: true });
+      fs.rmSync(unrelated, { recursive: true, force: true });
+    }
+  });
+
   it("refuses with one clear line when bwrap is missing, cannot make namespaces, or socat is missing for allow:", async () => {
     /** A `run --sandbox os` with PATH set to just `dir`: its exit status and stderr; the run must stay queued. */
     const refused = async (dir: string, extra: string[] = []) => {

@@ -24,7 +24,8 @@ export interface WrappedLaunch {
 
 /**
  * The bwrap command line that runs `command args` inside the run's sandbox. Mount order is the
- * boundary: everything read-only, private /tmp /dev /proc /run, hidden roots, then the read-write
+ * boundary: everything read-only, private /tmp /dev /proc /run, the agent's own places of the host's
+ * /tmp read-only again, hidden roots, then the read-write
  * places (which may lie in a hidden root), then the masks, so the run directory and credential
  * files stay hidden even inside a read-write place.
  * Secrets never go on this command line: the agent's variables travel in the environment.
@@ -50,6 +51,7 @@ export function wrapLaunch(
     ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procCovers()],
     ...["--tmpfs", "/tmp", "--tmpfs", "/run"],
     ...resolverMounts(sandbox),
+    ...(sandbox.readable ?? []).flatMap((place) => ["--ro-bind", place, place]),
     ...hideRoots(sandbox.hiddenRoots),
     ...binds(sandbox),
     ...masks([...sandbox.hidden, ...systemSecrets()]),

@@ -5,6 +5,7 @@ import { sessionPlaces } from "../checkpoint/files.ts";
 import { BridgeExit, EXIT } from "../exit.ts";
 import { requireSandboxTools } from "./check.ts";
 import { credentialPaths } from "./credentials.ts";
+import { hostTmpPlaces } from "./host-tmp.ts";
 import type { SandboxOptions } from "./policy.ts";
 import type { SandboxSpec } from "./spec.ts";
 
@@ -15,6 +16,9 @@ export interface SandboxLaunchContext {
   adapter: string;
   /** The agent's environment as the bridge built it (CODEX_HOME, CLAUDE_CONFIG_DIR, …); HOME is agentHome's. */
   agentEnv: Record<string, string>;
+  /** The agent's program (programPath's answer) and its arguments, as the spec records them. */
+  command: string;
+  args: string[];
   /** The agent's working directory (agentWorkspace). */
   cwd: string;
   /** The edge's base URL, which the agent must not reach unless its host is listed. */
@@ -72,6 +76,7 @@ export function planSandbox(options: SandboxOptions, ctx: SandboxLaunchContext):
     workspace: ctx.cwd,
     home: path.resolve(home),
     writable,
+    readable: hostTmpPlaces(ctx.command, ctx.args, ctx.agentEnv.PATH, ctx.cwd),
     hiddenRoots: [...(options.hide ?? []), ...runsRoot(ctx.runDir)].map((p) => path.resolve(p)),
     hidden: hiddenPaths(ctx, home, [ctx.cwd, home, ...writable]),
   };

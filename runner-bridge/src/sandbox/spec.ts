@@ -18,6 +18,11 @@ export interface SandboxSpec {
   writable: string[];
   /** allow: the edge's own address, refused through the proxy unless its host is itself listed. */
   edge?: { host: string; port: number };
+  /**
+   * Read-only places of the host's /tmp that the private /tmp would hide: what the agent's command
+   * names there (hostTmpPlaces). Absent in specs written before it existed.
+   */
+  readable?: string[];
   /** Not visible inside, except for the read-write places within them (a pool's root of runs). */
   hiddenRoots: string[];
   /** Not visible inside at all, even within a read-write place: the run directory, host credential files. */
