@@ -15,3 +15,4 @@ export * from "./pool.ts";
 export * from "./pool-api.ts";
 export * from "./webhooks.ts";
 export * from "./usage.ts";
+export * from "./event-types.ts";

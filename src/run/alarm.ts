@@ -1,5 +1,5 @@
 import { keepAlarmAt } from "../objects/alarm-schedule.ts";
-import { isTerminal } from "../protocol/index.ts";
+import { ControlEventType, isTerminal } from "../protocol/index.ts";
 import { enterRecovery, recoveryLapsed } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { Timer, Timers } from "./timers.ts";
@@ -52,7 +52,10 @@ function fire(machine: RunMachine, timer: Timer): void {
       if (run.status === "running" || run.status === "waiting") {
         machine.setStatus("stalled");
         machine.timers.set("takeover", machine.now + timeouts.takeoverMs);
-        machine.control(run.epoch, "run.stalled", { epoch: run.epoch, reason: "heartbeat lease expired" });
+        machine.control(run.epoch, ControlEventType.RUN_STALLED, {
+          epoch: run.epoch,
+          reason: "heartbeat lease expired",
+        });
       }
       return;
     case "takeover":

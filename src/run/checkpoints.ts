@@ -1,4 +1,12 @@
-import { type CheckpointInfo, type CheckpointQuery, fail, isTerminal, ok, type Result } from "../protocol/index.ts";
+import {
+  type CheckpointInfo,
+  type CheckpointQuery,
+  ControlEventType,
+  fail,
+  isTerminal,
+  ok,
+  type Result,
+} from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 /** A chunk of a checkpoint as stored and as passed to the object: at most 1 MiB (rows hold 2 MB). */
@@ -94,7 +102,7 @@ export function commitCheckpoint(
     machine.now,
   );
   const run = machine.mustLoad();
-  machine.control(run.epoch, "run.checkpoint", { digest, generation, sourceSeq, bytes: staged.bytes });
+  machine.control(run.epoch, ControlEventType.RUN_CHECKPOINT, { digest, generation, sourceSeq, bytes: staged.bytes });
   return ok({ created: true, checkpoint });
 }
 

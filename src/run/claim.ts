@@ -1,5 +1,6 @@
 import {
   type CommandRecord,
+  ControlEventType,
   isTerminal,
   type RecoveryMode,
   type RejectReason,
@@ -77,7 +78,7 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   machine.timers.clear("takeover");
   machine.timers.set("lease", now + run.timeouts.heartbeatMs);
   machine.timers.set("idle", now + run.timeouts.idleMs);
-  machine.control(epoch, "run.claimed", {
+  machine.control(epoch, ControlEventType.RUN_CLAIMED, {
     epoch,
     runnerId: hello.runnerId,
     previousEpoch: run.epoch,

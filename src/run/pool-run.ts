@@ -1,9 +1,10 @@
 import { runnerTokenTtl } from "../auth/tokens.ts";
 import {
+  ControlEventType,
   type CreateRunBody,
   DEFAULT_MAX_RECOVERIES,
-  DEFAULT_TIMEOUTS,
   DEFAULT_QUEUE,
+  DEFAULT_TIMEOUTS,
   isTerminal,
   type RecoveryMode,
   type RecoveryPolicy,
@@ -131,7 +132,7 @@ export function applyRecoveryPolicy(machine: RunMachine, mode: RecoveryMode, rea
     return;
   }
   machine.store.countAutoRecovery();
-  machine.control(run.epoch, "run.recovery.automatic", {
+  machine.control(run.epoch, ControlEventType.RUN_RECOVERY_AUTOMATIC, {
     attempt: run.autoRecoveries + 1,
     maxRecoveries: run.maxRecoveries,
     mode,

@@ -1,4 +1,4 @@
-import { fail, ok, type RecoverBody, type Result } from "../protocol/index.ts";
+import { ControlEventType, fail, ok, type RecoverBody, type Result } from "../protocol/index.ts";
 import { dispatchRecovery } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
 
@@ -37,7 +37,7 @@ export function decideRecovery(
     if (missing.length > 0) return fail("not_resumable", `the run cannot be resumed: ${missing.join(" and ")}`);
   }
   decisions.insert(body, run.recoveryEpisode, machine.now);
-  machine.control(run.epoch, "run.recovery.decided", { action: body.action, commandId: body.commandId });
+  machine.control(run.epoch, ControlEventType.RUN_RECOVERY_DECIDED, { action: body.action, commandId: body.commandId });
   if (body.action === "fail") {
     machine.terminalize(
       {

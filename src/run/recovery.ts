@@ -1,3 +1,4 @@
+import { ControlEventType } from "../protocol/index.ts";
 import { notifyWebhooks } from "./webhook-notices.ts";
 import type { RecoveryMode, RejectReason } from "../protocol/index.ts";
 import type { Hello } from "./claim.ts";
@@ -41,7 +42,7 @@ export function enterRecovery(machine: RunMachine, run: RunRow): void {
   machine.setStatus("recovering");
   machine.timers.clear("lease");
   machine.timers.set("recover", deadline);
-  machine.control(run.epoch, "run.recovering", { mode, reason, generation: run.generation });
+  machine.control(run.epoch, ControlEventType.RUN_RECOVERING, { mode, reason, generation: run.generation });
   notifyWebhooks(machine, "run.recovering", String(machine.mustLoad().recoveryEpisode));
   applyRecoveryPolicy(machine, mode, reason);
 }
@@ -107,7 +108,7 @@ export function leaveRecovery(
   machine.timers.clear("recover");
   if (target.generation === before.generation) return;
   const { generation } = target;
-  machine.control(epoch, "run.generation.started", {
+  machine.control(epoch, ControlEventType.RUN_GENERATION_STARTED, {
     generation,
     previous: before.generation,
     mode: target.start,
@@ -116,6 +117,6 @@ export function leaveRecovery(
   machine.commands.retireOlderGenerations(generation, machine.now);
   for (const requestId of machine.approvals.expireOlderGenerations(generation, "generation_replaced", machine.now)) {
     machine.timers.clear("approval", requestId);
-    machine.control(epoch, "approval.expired", { requestId, reason: "generation_replaced" });
+    machine.control(epoch, ControlEventType.APPROVAL_EXPIRED, { requestId, reason: "generation_replaced" });
   }
 }

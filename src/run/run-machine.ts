@@ -1,9 +1,12 @@
 import {
+  AgentEventType,
   type ApprovalBody,
   type ApprovalRecord,
   CANCEL_GRACE_MS,
   type CommandRecord,
   type CommandType,
+  ControlEventType,
+  type ControlEventTypeName,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
   type ErrorCode,
@@ -156,7 +159,7 @@ export class RunMachine {
       retentionMs: body.retentionMs ?? DEFAULT_RETENTION_MS,
       ...poolFields(body),
     });
-    this.control(0, "run.created", {
+    this.control(0, ControlEventType.RUN_CREATED, {
       runId,
       agent: body.agent ?? null,
       input: body.input ?? null,
@@ -208,7 +211,13 @@ export class RunMachine {
       now: this.now,
     });
     const named = generation === undefined ? {} : { generation };
-    this.control(run.epoch, "command.queued", { commandId, controllerSeq, type: kind, ...fields, ...named });
+    this.control(run.epoch, ControlEventType.COMMAND_QUEUED, {
+      commandId,
+      controllerSeq,
+      type: kind,
+      ...fields,
+      ...named,
+    });
     const held = run.status !== "queued" && run.status !== "stalled" && run.status !== "recovering";
     if (held && this.runnerConnected()) {
       const delivery = { epoch: run.epoch, generation: run.generation };
@@ -286,7 +295,7 @@ export class RunMachine {
   }
 
   /** Appends a control event, written by the object in the same transaction as the change it reports. */
-  control(epoch: number, type: string, data: unknown): void {
+  control(epoch: number, type: ControlEventTypeName, data: unknown): void {
     this.effects.appended.push(this.store.append({ epoch, type, data, time: this.now }));
   }
 
@@ -304,7 +313,7 @@ export class RunMachine {
     if (run.recovery !== null) this.store.setRecovery(null);
     this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.timers.set("retention", this.now + run.retentionMs);
-    this.control(run.epoch, "run.finished", { outcome });
+    this.control(run.epoch, ControlEventType.RUN_FINISHED, { outcome });
     this.effects.statusChanged = true;
     notifyDispatcher(this, "finished");
     notifyRunEnded(this, outcome);
@@ -320,7 +329,7 @@ export class RunMachine {
   ): ApprovalRecord {
     const approval = this.approvals.resolve(requestId, state, decision, reason, this.now);
     this.timers.clear("approval", requestId);
-    const type = state === "expired" ? "approval.expired" : "approval.resolved";
+    const type = state === "expired" ? ControlEventType.APPROVAL_EXPIRED : ControlEventType.APPROVAL_RESOLVED;
     const fields: CommandBodyFields = reason === undefined ? { requestId, decision } : { requestId, decision, reason };
     this.control(run.epoch, type, fields);
     // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
@@ -336,7 +345,7 @@ export class RunMachine {
     if (run.status !== "stalled") return;
     this.timers.clear("takeover");
     this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");
-    this.control(run.epoch, "run.resumed", { epoch: run.epoch });
+    this.control(run.epoch, ControlEventType.RUN_RESUMED, { epoch: run.epoch });
   }
 
   /**
@@ -345,11 +354,11 @@ export class RunMachine {
    */
   noticeRunnerEvent(seq: number, event: { type: string; data?: unknown }): void {
     if (noticeUsage(this, event)) return;
-    if (event.type === "agent.session") {
+    if (event.type === AgentEventType.AGENT_SESSION) {
       this.noticeSession(event.data);
       return;
     }
-    if (event.type !== "approval.requested") return;
+    if (event.type !== AgentEventType.APPROVAL_REQUESTED) return;
     const data = event.data as { requestId?: unknown } | null | undefined;
     const requestId = data?.requestId;
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return;
@@ -373,7 +382,7 @@ export class RunMachine {
   private refuseApproval(run: RunRow, requestId: string, seq: number): void {
     const fields = { requestId, decision: "deny" as const, reason: REFUSED_APPROVAL };
     this.approvals.insertRefused(requestId, seq, run.generation, REFUSED_APPROVAL, this.now);
-    this.control(run.epoch, "approval.expired", fields);
+    this.control(run.epoch, ControlEventType.APPROVAL_EXPIRED, fields);
     this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, run.generation);
   }
 

@@ -1,5 +1,6 @@
 import {
   type CommandRecord,
+  ControlEventType,
   fail,
   isTerminal,
   ok,
@@ -142,7 +143,7 @@ export function ackCommand(
     return fail("conflict", `command ${commandId} was already ${current}`);
   }
   const command = machine.commands.setState(commandId, state, machine.now, { epoch, generation: run.generation });
-  machine.control(epoch, "command.acked", { commandId, controllerSeq, state });
+  machine.control(epoch, ControlEventType.COMMAND_ACKED, { commandId, controllerSeq, state });
   return ok({ kind: "acked", command });
 }
 

@@ -1,3 +1,4 @@
+import { AguiEventType } from "../../../src/protocol/index.ts";
 import { AGENT_SESSION } from "../adapters/agui/events.ts";
 import type { Logger } from "../logger.ts";
 import type { RunSpec } from "../rundir.ts";
@@ -97,7 +98,7 @@ export class Checkpointer {
     if (type === AGENT_SESSION) {
       const { provider, id } = (data ?? {}) as { provider?: unknown; id?: unknown };
       if (typeof provider === "string" && typeof id === "string") this.session(provider, id);
-    } else if (type === "RUN_FINISHED" || type === "RUN_ERROR") {
+    } else if (type === AguiEventType.RUN_FINISHED || type === AguiEventType.RUN_ERROR) {
       this.turnEnded();
     }
   }

@@ -1,3 +1,4 @@
+import { AgentEventType, AguiEventType as T } from "../../../../src/protocol/index.ts";
 import type { AgentEvent } from "../types.ts";
 
 /**
@@ -10,49 +11,13 @@ import type { AgentEvent } from "../types.ts";
  * agent printed is dropped by the mapping.
  */
 
-/** Every AG-UI event type (`@ag-ui/core` EventType), so the bridge needs no runtime dependency on it. */
-export const AGUI_EVENT_TYPES: ReadonlySet<string> = new Set([
-  "TEXT_MESSAGE_START",
-  "TEXT_MESSAGE_CONTENT",
-  "TEXT_MESSAGE_END",
-  "TEXT_MESSAGE_CHUNK",
-  "TOOL_CALL_START",
-  "TOOL_CALL_ARGS",
-  "TOOL_CALL_END",
-  "TOOL_CALL_CHUNK",
-  "TOOL_CALL_RESULT",
-  "STATE_SNAPSHOT",
-  "STATE_DELTA",
-  "MESSAGES_SNAPSHOT",
-  "ACTIVITY_SNAPSHOT",
-  "ACTIVITY_DELTA",
-  "RAW",
-  "CUSTOM",
-  "RUN_STARTED",
-  "RUN_FINISHED",
-  "RUN_ERROR",
-  "STEP_STARTED",
-  "STEP_FINISHED",
-  "REASONING_START",
-  "REASONING_MESSAGE_START",
-  "REASONING_MESSAGE_CONTENT",
-  "REASONING_MESSAGE_END",
-  "REASONING_MESSAGE_CHUNK",
-  "REASONING_END",
-  "REASONING_ENCRYPTED_VALUE",
-  "SUBAGENT_STARTED",
-  "SUBAGENT_FINISHED",
-  "SUBAGENT_ERROR",
-]);
-
+export { AGUI_EVENT_TYPES, OWN_EVENT_TYPES } from "../../../../src/protocol/index.ts";
 /** Opens an approval on the edge (docs/PROTOCOL.md); data `{requestId, ...}`. */
-export const APPROVAL_REQUESTED = "approval.requested";
+export const APPROVAL_REQUESTED = AgentEventType.APPROVAL_REQUESTED;
 /** The agent's own session identity (codex thread, claude session), for resuming it later. */
-export const AGENT_SESSION = "agent.session";
+export const AGENT_SESSION = AgentEventType.AGENT_SESSION;
 /** Provider usage since the previous report (src/protocol/usage.ts UsageDelta). */
-export const AGENT_USAGE = "agent.usage";
-/** Event types that are ours, not AG-UI's. */
-export const OWN_EVENT_TYPES: ReadonlySet<string> = new Set([APPROVAL_REQUESTED, AGENT_SESSION, AGENT_USAGE]);
+export const AGENT_USAGE = AgentEventType.AGENT_USAGE;
 
 /** Where an event came from: the native message, and when the agent says it printed it (ms). */
 export interface Native {
@@ -71,48 +36,48 @@ function build(type: string, fields: Fields, native?: Native): AgentEvent {
   return { type, data };
 }
 
-export const runStarted = (threadId: string, runId: string, n: Native) => build("RUN_STARTED", { threadId, runId }, n);
+export const runStarted = (threadId: string, runId: string, n: Native) => build(T.RUN_STARTED, { threadId, runId }, n);
 export const runFinished = (
   f: { threadId: string; runId: string; outcome: "success" | "cancelled"; result?: unknown },
   n: Native,
 ) =>
   build(
-    "RUN_FINISHED",
+    T.RUN_FINISHED,
     { threadId: f.threadId, runId: f.runId, result: f.result ?? undefined, outcome: { type: f.outcome } },
     n,
   );
 export const runError = (message: string, code: string | undefined, n: Native) =>
-  build("RUN_ERROR", { message, code }, n);
+  build(T.RUN_ERROR, { message, code }, n);
 
 export const textStart = (messageId: string, role: Role, n: Native) =>
-  build("TEXT_MESSAGE_START", { messageId, role }, n);
+  build(T.TEXT_MESSAGE_START, { messageId, role }, n);
 export const textContent = (messageId: string, delta: string, n: Native) =>
-  build("TEXT_MESSAGE_CONTENT", { messageId, delta }, n);
-export const textEnd = (messageId: string, n: Native) => build("TEXT_MESSAGE_END", { messageId }, n);
+  build(T.TEXT_MESSAGE_CONTENT, { messageId, delta }, n);
+export const textEnd = (messageId: string, n: Native) => build(T.TEXT_MESSAGE_END, { messageId }, n);
 /** A whole message in one event (AG-UI's shorthand for start + content + end). */
 export const textChunk = (messageId: string, role: Role, delta: string, n?: Native) =>
-  build("TEXT_MESSAGE_CHUNK", { messageId, role, delta }, n);
+  build(T.TEXT_MESSAGE_CHUNK, { messageId, role, delta }, n);
 
 export const reasoningStart = (messageId: string, n: Native) =>
-  build("REASONING_MESSAGE_START", { messageId, role: "reasoning" }, n);
+  build(T.REASONING_MESSAGE_START, { messageId, role: "reasoning" }, n);
 export const reasoningContent = (messageId: string, delta: string, n: Native) =>
-  build("REASONING_MESSAGE_CONTENT", { messageId, delta }, n);
-export const reasoningEnd = (messageId: string, n: Native) => build("REASONING_MESSAGE_END", { messageId }, n);
+  build(T.REASONING_MESSAGE_CONTENT, { messageId, delta }, n);
+export const reasoningEnd = (messageId: string, n: Native) => build(T.REASONING_MESSAGE_END, { messageId }, n);
 export const reasoningChunk = (messageId: string, delta: string, n: Native) =>
-  build("REASONING_MESSAGE_CHUNK", { messageId, delta }, n);
+  build(T.REASONING_MESSAGE_CHUNK, { messageId, delta }, n);
 
 export const toolStart = (toolCallId: string, toolCallName: string, parentMessageId: string | undefined, n: Native) =>
-  build("TOOL_CALL_START", { toolCallId, toolCallName, parentMessageId }, n);
+  build(T.TOOL_CALL_START, { toolCallId, toolCallName, parentMessageId }, n);
 export const toolArgs = (toolCallId: string, delta: string, n: Native) =>
-  build("TOOL_CALL_ARGS", { toolCallId, delta }, n);
-export const toolEnd = (toolCallId: string, n: Native) => build("TOOL_CALL_END", { toolCallId }, n);
+  build(T.TOOL_CALL_ARGS, { toolCallId, delta }, n);
+export const toolEnd = (toolCallId: string, n: Native) => build(T.TOOL_CALL_END, { toolCallId }, n);
 /** A whole tool call (name and complete arguments) in one event. */
 export const toolChunk = (
   f: { toolCallId: string; toolCallName: string; parentMessageId?: string | undefined; args: unknown },
   n: Native,
 ) =>
   build(
-    "TOOL_CALL_CHUNK",
+    T.TOOL_CALL_CHUNK,
     {
       toolCallId: f.toolCallId,
       toolCallName: f.toolCallName,
@@ -122,11 +87,11 @@ export const toolChunk = (
     n,
   );
 export const toolResult = (toolCallId: string, content: string, n: Native) =>
-  build("TOOL_CALL_RESULT", { messageId: `${toolCallId}:result`, toolCallId, content, role: "tool" }, n);
+  build(T.TOOL_CALL_RESULT, { messageId: `${toolCallId}:result`, toolCallId, content, role: "tool" }, n);
 
 /** A native message with no AG-UI counterpart, passed through whole. */
 export const raw = (event: unknown, source: string, n?: Omit<Native, "raw">) =>
-  build("RAW", { event, source }, n ? { raw: undefined, timestamp: n.timestamp } : undefined);
+  build(T.RAW, { event, source }, n ? { raw: undefined, timestamp: n.timestamp } : undefined);
 
 export const agentSession = (provider: string, id: string, n: Native) => build(AGENT_SESSION, { provider, id }, n);
 export const approvalRequested = (requestId: string, fields: Fields, n: Native) =>

@@ -1,4 +1,4 @@
-import type { RunnerEvent } from "../../../../src/protocol/index.ts";
+import { AguiEventType, type RunnerEvent } from "../../../../src/protocol/index.ts";
 
 /** An event larger than this is cut down, so it always fits in a frame. */
 const MAX_EVENT_BYTES = 800 * 1024;
@@ -21,7 +21,7 @@ export function fitEvent(event: RunnerEvent, line: string): RunnerEvent {
   }
   return {
     sourceSeq: event.sourceSeq,
-    type: "RAW",
+    type: AguiEventType.RAW,
     data: {
       event: line.slice(0, KEPT_LINE_CHARS),
       source: "runner-bridge",

@@ -1,3 +1,4 @@
+import { AguiEventType } from "../../../../src/protocol/index.ts";
 import { MAX_LINE_CHARS, parseObject } from "../common.ts";
 import type { AgentEvent } from "../types.ts";
 import { AGUI_EVENT_TYPES, OWN_EVENT_TYPES, textChunk } from "./events.ts";
@@ -26,7 +27,7 @@ export function ndjsonEvents(): (line: string) => AgentEvent {
       textSince = 0;
       const { type: _type, ...data } = msg;
       if (AGUI_EVENT_TYPES.has(type) || OWN_EVENT_TYPES.has(type)) return { type, data };
-      return { type: "CUSTOM", data: { name: type, value: data } };
+      return { type: AguiEventType.CUSTOM, data: { name: type, value: data } };
     }
     if (textSince === 0) textSince = lineNo;
     return textLine(`line-${textSince}`, line);
