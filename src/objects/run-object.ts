@@ -23,7 +23,7 @@ import {
   type RunStatus,
 } from "../protocol/index.ts";
 import { outboxDeliverer } from "../pools/deliver.ts";
-import { failureResponse } from "../routes/respond.ts";
+import { failureResponse } from "../http/errors.ts";
 import {
   abortCheckpoint,
   addCheckpointChunk,
@@ -39,12 +39,12 @@ import { RunOperations } from "../run/operations.ts";
 import { runLimits } from "../run/run-limits.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
-import { closeSocket } from "../run/run-sockets.ts";
-import { handleSocketMessage } from "../run/socket-messages.ts";
-import { readSocketRequest } from "../run/socket-request.ts";
+import { closeSocket } from "../run/sockets/run-sockets.ts";
+import { handleSocketMessage } from "../run/sockets/socket-messages.ts";
+import { readSocketRequest } from "../run/sockets/socket-request.ts";
 import { Timers } from "../run/timers.ts";
 import { type PresentedToken, type TokenSpec, TokenStore } from "../run/token-store.ts";
-import { attachViewer } from "../run/viewer-replay.ts";
+import { attachViewer } from "../run/sockets/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
 import { tenantIndexStub } from "./stubs.ts";

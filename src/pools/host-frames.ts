@@ -6,7 +6,7 @@ import {
   type PoolHostFrame,
   PoolHostFrame as HostFrame,
 } from "../protocol/index.ts";
-import { parseFrame } from "../run/socket-messages.ts";
+import { parseFrame } from "../run/sockets/socket-messages.ts";
 import type { DispatchCore } from "./dispatch.ts";
 import type { DispatchStore, QueuedRun } from "./dispatch-store.ts";
 import { closeHost, HOST_HEARTBEAT_MS, sendFrame } from "./hosts.ts";

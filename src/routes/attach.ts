@@ -1,5 +1,5 @@
 import { RunnerPreflight, RunParams, WatchQuery } from "../protocol/index.ts";
-import { socketUpgradeRequest } from "../run/socket-request.ts";
+import { socketUpgradeRequest } from "../run/sockets/socket-request.ts";
 import { RUN_WATCHER, RUNNER } from "./access.ts";
 import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
 import { runOf } from "./auth.ts";
@@ -8,7 +8,7 @@ import { errorResponse, respond, unwrap } from "./respond.ts";
 /**
  * Attaching to a run over a WebSocket: the runner socket (a plain GET is the bridge's attach
  * preflight) and the viewers' watch socket. Verdicts (401/403/404/410) come before any upgrade;
- * the sockets themselves are served by the run's object (src/run/socket-messages.ts). Their
+ * the sockets themselves are served by the run's object (src/run/sockets/socket-messages.ts). Their
  * frames are in docs/PROTOCOL.md, and their JSON Schemas at /schemas/*.
  */
 export const attach = apiRouter();

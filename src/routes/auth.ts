@@ -1,8 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { tenantForKey, tenantHasKey } from "../auth/api-keys.ts";
-import { bearerCredential } from "../auth/credentials.ts";
-import { looksLikePoolKey } from "../auth/pool-keys.ts";
-import { interactTokenMaxMs, looksLikeToken, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
+import { tenantHasKey } from "../auth/api-keys.ts";
+import { apiKeyTenant, bearerCredential, credentialKind, POOL_KEY_REFUSED } from "../auth/credentials.ts";
+import { interactTokenMaxMs, type TokenClaims, type TokenRole, verifyToken } from "../auth/tokens.ts";
 import type { Env } from "../env.ts";
 import { runStub } from "../objects/stubs.ts";
 import { fail, ok, type Result, RunId } from "../protocol/index.ts";
@@ -31,9 +30,10 @@ async function identify(c: AppContext): Promise<Result<Caller>> {
   const found = credentialOf(c);
   if (!found) return fail("unauthorized", "missing credentials: send Authorization: Bearer <key or token>");
   const { credential, inQuery } = found;
-  if (looksLikePoolKey(credential))
-    return fail("forbidden", "a pool key opens the pool socket (/v1/pools/connect) only");
-  if (looksLikeToken(credential)) {
+  const kind = credentialKind(credential);
+  // A pool key is refused as one before anything else, wherever it was sent.
+  if (kind === "pool_key") return POOL_KEY_REFUSED;
+  if (kind === "run_token") {
     const claims = await verifyToken(c.env.TOKEN_SECRET, credential, Date.now());
     if (!claims.ok) return claims;
     if (inQuery && claims.value.role !== "viewer") return QUERY_TOKEN_REFUSED;
@@ -42,8 +42,8 @@ async function identify(c: AppContext): Promise<Result<Caller>> {
     return ok({ kind: "token", claims: claims.value });
   }
   if (inQuery) return QUERY_TOKEN_REFUSED;
-  const tenant = tenantForKey(c.env.API_KEYS, credential);
-  return tenant ? ok({ kind: "tenant", tenant }) : fail("unauthorized", "unknown API key");
+  const tenant = apiKeyTenant(c.env.API_KEYS, credential, c.req.path);
+  return tenant.ok ? ok({ kind: "tenant", tenant: tenant.value }) : tenant;
 }
 
 /** Resolves the caller from an API key or a run token; 401 when neither is valid. */

@@ -2,17 +2,10 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
-import { type ErrorCode, ERROR_STATUS, errorBody, type Failure, type Result } from "../protocol/index.ts";
+import { failureResponse } from "../http/errors.ts";
+import { ERROR_STATUS, type Result } from "../protocol/index.ts";
 
-/** An error response in the one shape every route uses. */
-export function errorResponse(code: ErrorCode, message: string, extra?: Record<string, unknown>): Response {
-  return Response.json({ ...errorBody(code, message), ...(extra ?? {}) }, { status: ERROR_STATUS[code] });
-}
-
-/** A Failure as its error response: the code's mapped status, its details beside `error`. */
-export function failureResponse(failure: Failure): Response {
-  return errorResponse(failure.code, failure.message, failure.details);
-}
+export { errorResponse, failureResponse } from "../http/errors.ts";
 
 /**
  * The value of a Result; a Failure leaves the handler as an HTTPException carrying its error

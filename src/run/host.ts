@@ -1,7 +1,7 @@
 import type { Result } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
-import type { RunSockets } from "./run-sockets.ts";
+import type { RunSockets } from "./sockets/run-sockets.ts";
 import type { PresentedToken } from "./token-store.ts";
 
 /** What socket frame handlers need from the object that owns the run. */

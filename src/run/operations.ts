@@ -7,7 +7,7 @@ import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
 import { type Deliver, Outbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
-import { RunSockets } from "./run-sockets.ts";
+import { RunSockets } from "./sockets/run-sockets.ts";
 import { RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 import { type PresentedToken, TokenStore } from "./token-store.ts";

@@ -1,6 +1,4 @@
-import { tenantForKey } from "../auth/api-keys.ts";
-import { bearerCredential } from "../auth/credentials.ts";
-import { looksLikeToken } from "../auth/tokens.ts";
+import { apiKeyTenant, bearerCredential } from "../auth/credentials.ts";
 import type { Env } from "../env.ts";
 import {
   ANONYMOUS_STREAM_TENANT,
@@ -87,7 +85,5 @@ export function streamTenant(env: Env, authorization: string | undefined): Resul
   }
   const credential = bearerCredential(authorization);
   if (credential === null) return fail("unauthorized", "use Authorization: Bearer <API key>");
-  if (looksLikeToken(credential)) return fail("forbidden", "run tokens cannot use /v1/stream; send an API key");
-  const tenant = tenantForKey(env.API_KEYS, credential);
-  return tenant ? ok(tenant) : fail("unauthorized", "unknown API key");
+  return apiKeyTenant(env.API_KEYS, credential, "/v1/stream");
 }

@@ -9,8 +9,8 @@ import {
   type Result,
   RunnerFrame,
   ViewerFrame,
-} from "../protocol/index.ts";
-import type { RunHost } from "./host.ts";
+} from "../../protocol/index.ts";
+import type { RunHost } from "../host.ts";
 import { handleRunnerFrame } from "./runner-session.ts";
 import { attachmentOf, closeSocket, sendFailure } from "./run-sockets.ts";
 import { handleViewerFrame } from "./viewer-session.ts";

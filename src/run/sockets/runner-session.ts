@@ -5,12 +5,12 @@ import {
   ok,
   type RejectReason,
   type RunnerFrame,
-} from "../protocol/index.ts";
-import { claimRun, type Hello } from "./claim.ts";
-import { commandFrame } from "./command-store.ts";
-import type { RunHost } from "./host.ts";
+} from "../../protocol/index.ts";
+import { claimRun, type Hello } from "../claim.ts";
+import { commandFrame } from "../command-store.ts";
+import type { RunHost } from "../host.ts";
 import { closeSocket, send, sendFailure } from "./run-sockets.ts";
-import { ackCommand, completeRun, heartbeat, storeBatch } from "./runner-actions.ts";
+import { ackCommand, completeRun, heartbeat, storeBatch } from "../runner-actions.ts";
 
 /**
  * Handles one validated frame from a runner socket. `claimed` is the epoch this socket's `hello`

@@ -1,6 +1,6 @@
-import type { ViewerFrame } from "../protocol/index.ts";
-import { controllerCommand } from "./controller.ts";
-import type { RunHost } from "./host.ts";
+import type { ViewerFrame } from "../../protocol/index.ts";
+import { controllerCommand } from "../controller.ts";
+import type { RunHost } from "../host.ts";
 import { send, sendFailure } from "./run-sockets.ts";
 
 /** Handles one validated frame from a viewer socket: commands and approvals, if it may interact. */

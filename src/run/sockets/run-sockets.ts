@@ -1,4 +1,4 @@
-import type { LogPosition } from "../log/offsets.ts";
+import type { LogPosition } from "../../log/offsets.ts";
 import {
   type Failure,
   CLOSE_CREDENTIAL,
@@ -10,11 +10,11 @@ import {
   type RunStatus,
   type ServerToRunner,
   type ServerToViewer,
-} from "../protocol/index.ts";
-import type { Effects } from "./effects.ts";
-import { eventJson } from "./store.ts";
-import { ViewerFlows } from "./viewer-flow.ts";
-import type { PresentedToken } from "./token-store.ts";
+} from "../../protocol/index.ts";
+import type { Effects } from "../effects.ts";
+import { eventJson } from "../store.ts";
+import { ViewerFlows } from "../viewer-flow.ts";
+import type { PresentedToken } from "../token-store.ts";
 
 /**
  * What each hibernatable socket remembers across evictions. `token`: the run token it opened

@@ -1,8 +1,8 @@
-import { CLOSE_NORMAL, isTerminal, REPLAY_ACK_WAIT_MS } from "../protocol/index.ts";
-import type { RunHost } from "./host.ts";
+import { CLOSE_NORMAL, isTerminal, REPLAY_ACK_WAIT_MS } from "../../protocol/index.ts";
+import type { RunHost } from "../host.ts";
 import { closeSocket, type SocketCredential, send, sendRaw } from "./run-sockets.ts";
 import { handleSocketMessage } from "./socket-messages.ts";
-import type { RunStore } from "./store.ts";
+import type { RunStore } from "../store.ts";
 
 /** Events per replay frame, beside the byte bound (READ_PAGE_MAX_BYTES). */
 const REPLAY_FRAME_EVENTS = 500;
