@@ -44,6 +44,9 @@ export interface Submitted<T> {
   command: T;
 }
 
+/** How far past the exact lease a renewed one is stored (docs/RELIABILITY.md, "Leases"). */
+export const leaseSlice = (timeouts: { heartbeatMs: number }): number => timeouts.heartbeatMs;
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
@@ -339,9 +342,17 @@ export class RunMachine {
     return approval;
   }
 
-  /** Pushes the runner's lease out; a stalled run whose runner came back before a takeover resumes. */
-  renewLease(run: RunRow): void {
-    this.timers.set("lease", this.now + run.timeouts.heartbeatMs);
+  /**
+   * Pushes the runner's lease out; a stalled run whose runner came back before a takeover resumes.
+   * The stored lease is rewritten only once the exact one (now + heartbeatMs) passes it, `ahead`
+   * past it: so it is never earlier than the exact lease and at most `ahead` later. A heartbeat
+   * stores it a slice ahead, so one in four writes it; a batch, which writes rows anyway, stores
+   * it exact, keeping a stall exactly one period after the last event of a run that then stops.
+   */
+  renewLease(run: RunRow, ahead: number): void {
+    const exact = this.now + run.timeouts.heartbeatMs;
+    const stored = this.timers.get("lease");
+    if (stored === null || exact > stored) this.timers.set("lease", exact + ahead);
     if (run.status !== "stalled") return;
     this.timers.clear("takeover");
     this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");

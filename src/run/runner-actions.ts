@@ -12,7 +12,7 @@ import {
 import { canonicalJson } from "./canonical.ts";
 import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
 import { exceedQuota, overQuota } from "./quota.ts";
-import type { RunMachine } from "./run-machine.ts";
+import { leaseSlice, type RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 import { enforceBudget } from "./usage.ts";
 
@@ -55,7 +55,7 @@ export function storeBatch(
     lapsed(run, epoch) ?? (generation === run.generation ? null : { kind: "stale_epoch", epoch: run.epoch });
   if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
-  machine.renewLease(run);
+  machine.renewLease(run, 0);
   let runner = machine.store.runnerState(generation);
   const accepted = new Map<number, RunnerEvent>();
   const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.store.runnerEvent(generation, sourceSeq);
@@ -100,7 +100,7 @@ export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed"
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return stale;
-  if (!isTerminal(run.status)) machine.renewLease(run);
+  if (!isTerminal(run.status)) machine.renewLease(run, leaseSlice(run.timeouts));
   return { kind: "renewed" };
 }
 
