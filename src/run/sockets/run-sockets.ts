@@ -12,25 +12,14 @@ import {
   type ServerToViewer,
 } from "../../protocol/index.ts";
 import type { Effects } from "../effects.ts";
+import { attachmentOf, type SocketAttachment } from "./attachment.ts";
 import { eventJson } from "../store.ts";
 import { ViewerFlows } from "../viewer-flow.ts";
-import type { PresentedToken } from "../token-store.ts";
 
-/**
- * What each hibernatable socket remembers across evictions. `token`: the run token it opened
- * with, re-checked on every frame; absent for an API key (and for sockets opened before tokens
- * had ids, which revoking all of the run's tokens closes too).
- */
-export type SocketAttachment =
-  | { role: "runner"; epoch: number; generation?: number; token?: PresentedToken | null }
-  | { role: "viewer"; interact: boolean; token?: PresentedToken | null };
+import type { PresentedToken } from "../token-store.ts";
 
 /** A socket's token as it opened: a PresentedToken, or null for an API key. */
 export type SocketCredential = PresentedToken | null;
-
-export function attachmentOf(ws: WebSocket): SocketAttachment | null {
-  return ws.deserializeAttachment() as SocketAttachment | null;
-}
 
 export function send(ws: WebSocket, frame: ServerToRunner | ServerToViewer): void {
   sendRaw(ws, JSON.stringify(frame));

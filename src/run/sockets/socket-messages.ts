@@ -12,7 +12,8 @@ import {
 } from "../../protocol/index.ts";
 import type { RunHost } from "../host.ts";
 import { handleRunnerFrame } from "./runner-session.ts";
-import { attachmentOf, closeSocket, sendFailure } from "./run-sockets.ts";
+import { attachmentOf } from "./attachment.ts";
+import { closeSocket, sendFailure } from "./run-sockets.ts";
 import { handleViewerFrame } from "./viewer-session.ts";
 
 const decoder = new TextDecoder();
