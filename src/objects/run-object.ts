@@ -37,6 +37,16 @@ import { type TakeBack, takeBackAssignment } from "../run/pool-run.ts";
 import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
 import { runLimits } from "../run/run-limits.ts";
+import {
+  approvalOf,
+  checkpointChunk,
+  checkpointHead,
+  eventsPage,
+  recoveryState,
+  replaySource,
+  runnerStatus,
+} from "../run/run-reads.ts";
+import { runRecord } from "../run/run-record.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { closeSocket } from "../run/sockets/run-sockets.ts";
@@ -81,12 +91,12 @@ export class RunObject extends DurableObject<Env> {
   create(tenant: string, runId: string, body: CreateRunBody): Promise<Result<{ created: boolean; run: RunRecord }>> {
     return this.run.operate((m) => {
       const result = m.create(tenant, runId, body);
-      return result.ok ? ok({ created: result.value.created, run: m.record() }) : result;
+      return result.ok ? ok({ created: result.value.created, run: runRecord(m) }) : result;
     });
   }
 
   async get(): Promise<Result<RunRecord>> {
-    return this.run.read((m) => m.record());
+    return this.run.read((m) => runRecord(m));
   }
 
   /**
@@ -103,11 +113,7 @@ export class RunObject extends DurableObject<Env> {
   }
 
   async events(after: number, limit: number): Promise<Result<EventsPage>> {
-    return this.run.read((m) => {
-      const { events, hasMore } = m.store.eventsAfter(after, limit, this.run.limits.pageBytes);
-      const last = events[events.length - 1];
-      return { events, nextAfter: last ? last.seq : after, hasMore, status: m.mustLoad().status };
-    });
+    return this.run.read((m) => eventsPage(m, after, limit, this.run.limits.pageBytes));
   }
 
   /** `token`: the caller's, when a token (not an API key) made the request; checked with the write. */
@@ -122,7 +128,7 @@ export class RunObject extends DurableObject<Env> {
   ): Promise<Result<Submitted<CommandRecord | null> & { run: RunRecord }>> {
     return this.run.operateOnLiveAs(token, (m) => {
       const result = m.cancel(body.commandId ?? DEFAULT_CANCEL_ID, body.reason, body.generation);
-      return result.ok ? ok({ ...result.value, run: m.record() }) : result;
+      return result.ok ? ok({ ...result.value, run: runRecord(m) }) : result;
     });
   }
 
@@ -136,7 +142,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** One approval with its full request (the run record lists summaries). */
   async approval(requestId: string): Promise<Result<ApprovalRecord>> {
-    const found = this.run.read((m) => m.approvals.find(requestId));
+    const found = this.run.read((m) => approvalOf(m, requestId));
     if (!found.ok) return found;
     return found.value ? ok(found.value) : fail("not_found", `no approval request ${requestId} on this run`);
   }
@@ -149,22 +155,13 @@ export class RunObject extends DurableObject<Env> {
   recover(body: RecoverBody, token: PresentedToken | null = null): Promise<Result<RecoverAccepted>> {
     return this.run.operateOnLiveAs(token, (m) => {
       const result = decideRecovery(m, body);
-      return result.ok ? ok({ ...result.value, run: m.record() }) : result;
+      return result.ok ? ok({ ...result.value, run: runRecord(m) }) : result;
     });
   }
 
   /** What `runner-bridge resume` reads before it claims. */
   async recovery(): Promise<Result<RecoveryState>> {
-    return this.run.read((m) => {
-      const run = m.mustLoad();
-      return {
-        status: run.status,
-        generation: run.generation,
-        mode: run.recovery?.mode ?? null,
-        nativeSession: run.nativeSession,
-        checkpoint: m.checkpoints.current()?.info ?? null,
-      };
-    });
+    return this.run.read((m) => recoveryState(m));
   }
 
   // Checkpoint uploads arrive as chunks (src/routes/checkpoint.ts streams the body here): begin,
@@ -190,31 +187,19 @@ export class RunObject extends DurableObject<Env> {
   }
 
   async checkpointHead(): Promise<Result<{ checkpoint: CheckpointInfo; uploadId: string; chunks: number }>> {
-    const found = this.run.read((m) => {
-      const current = m.checkpoints.current();
-      return (
-        current && {
-          checkpoint: current.info,
-          uploadId: current.uploadId,
-          chunks: m.checkpoints.chunkCount(current.uploadId),
-        }
-      );
-    });
+    const found = this.run.read((m) => checkpointHead(m));
     if (!found.ok) return found;
     return found.value ? ok(found.value) : fail("no_checkpoint", "the run has no checkpoint");
   }
 
   /** Chunk `index` of the checkpoint stored under `uploadId`; null once another replaced it. */
   async checkpointChunkAt(uploadId: string, index: number): Promise<Result<Uint8Array | null>> {
-    return this.run.read((m) => m.checkpoints.chunk(uploadId, index));
+    return this.run.read((m) => checkpointChunk(m, uploadId, index));
   }
 
   /** What a runner token may learn before attaching: enough to decide, never to wait. */
   async runnerStatus(): Promise<Result<{ runId: string; status: RunStatus; epoch: number }>> {
-    return this.run.read((m) => {
-      const run = m.mustLoad();
-      return { runId: run.runId, status: run.status, epoch: run.epoch };
-    });
+    return this.run.read((m) => runnerStatus(m));
   }
 
   /** The log as a Durable Streams JSON-mode stream: one message per event, closed once terminal. */
@@ -271,7 +256,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** Opens a runner or viewer socket; the worker has checked the credential, the run checks its token again. */
   override async fetch(request: Request): Promise<Response> {
-    const found = this.run.read((m) => m.store);
+    const found = this.run.read((m) => replaySource(m));
     if (!found.ok) return failureResponse(found);
     const socket = readSocketRequest(request);
     if (socket.token) {

@@ -25,7 +25,7 @@ function checkUploader(machine: RunMachine, upload: CheckpointQuery): Result<nul
   if (upload.generation !== run.generation) {
     return fail("fenced", `generation ${upload.generation} is not the run's current generation (${run.generation})`);
   }
-  const stored = machine.store.runnerState(upload.generation)?.lastSeq ?? 0;
+  const stored = machine.log.runnerState(upload.generation)?.lastSeq ?? 0;
   if (upload.sourceSeq > stored) {
     return fail(
       "checkpoint_ahead",

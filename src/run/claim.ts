@@ -63,11 +63,11 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   }
   const now = machine.now;
   // Each claim appends run.claimed: a log already at its quota ends the run instead.
-  if (machine.store.logBytes() >= machine.limits.logBytes) {
+  if (machine.log.logBytes() >= machine.limits.logBytes) {
     exceedQuota(machine);
     return { kind: "rejected", reason: "terminal-run", status: "failed" };
   }
-  if (!machine.store.countClaim(now, machine.limits.claimsPerMinute)) return { kind: "rate_limited" };
+  if (!machine.claimAllowance.spend(now, machine.limits.claimsPerMinute)) return { kind: "rate_limited" };
   const { generation } = target;
   if (generation !== run.generation) machine.store.setGeneration(generation);
   const epoch = machine.store.claim(hello.runnerId, generation, now);
@@ -92,7 +92,7 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
     kind: "claimed",
     epoch,
     generation,
-    ackedSourceSeq: machine.store.runnerState(generation)?.lastSeq ?? 0,
+    ackedSourceSeq: machine.log.runnerState(generation)?.lastSeq ?? 0,
     heartbeatMs: run.timeouts.heartbeatMs,
     commands,
   };

@@ -1,5 +1,6 @@
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { type ReadResult, readPage, type StreamInfo } from "../log/reader.ts";
+import { RunLog } from "./run-log.ts";
 import { RunStore } from "./store.ts";
 
 /**
@@ -7,22 +8,22 @@ import { RunStore } from "./store.ts";
  * JSON, byte for byte what viewers get), closed once the run is terminal.
  */
 export function readRunLog(sql: SqlStorage, offset: OffsetRef, maxBytes: number): ReadResult {
-  const store = new RunStore(sql);
-  const run = store.load();
+  const log = new RunLog(sql);
+  const run = new RunStore(sql, log).load();
   if (!run || run.purgedAt !== null) return { kind: "not_found" };
-  const page = readPage(store.log, offset, true, maxBytes);
+  const page = readPage(log.core, offset, true, maxBytes);
   if (page.kind !== "read") return page;
-  return { ...page, info: streamInfo(run.runId, run.createdAt, store) };
+  return { ...page, info: streamInfo(run.runId, run.createdAt, log) };
 }
 
 export function runStreamInfo(sql: SqlStorage): StreamInfo | null {
-  const store = new RunStore(sql);
-  const run = store.load();
-  return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, store) : null;
+  const log = new RunLog(sql);
+  const run = new RunStore(sql, log).load();
+  return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, log) : null;
 }
 
-function streamInfo(runId: string, createdAt: number, store: RunStore): StreamInfo {
-  const state = store.log.mustState();
+function streamInfo(runId: string, createdAt: number, log: RunLog): StreamInfo {
+  const state = log.core.mustState();
   return {
     // A run id is never reused (a purged id stays a tombstone), so it names the stream for good.
     streamId: `${runId}.${createdAt}`,

@@ -8,7 +8,7 @@ import { type Deliver, Outbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./sockets/run-sockets.ts";
-import { RunStore } from "./store.ts";
+import { RunLog } from "./run-log.ts";
 import { Timers } from "./timers.ts";
 import { type PresentedToken, TokenStore } from "./token-store.ts";
 
@@ -69,7 +69,7 @@ export class RunOperations implements RunHost {
       throw error;
     }
     const run = machine.run();
-    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.store.log.state()?.tail ?? LOG_START);
+    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.log.core.state()?.tail ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await scheduleAlarm(this.storage, machine.timers);
     if (machine.effects.statusChanged || machine.effects.usageChanged)
@@ -153,6 +153,6 @@ export class RunOperations implements RunHost {
   }
 
   private runnerConnected(): boolean {
-    return this.sockets.currentRunner(new RunStore(this.storage.sql).claimEpoch.current()) !== null;
+    return this.sockets.currentRunner(new RunLog(this.storage.sql).claimEpoch.current()) !== null;
   }
 }

@@ -106,7 +106,7 @@ export function notifyDispatcher(
 
 /** The dispatch of a recovery decided for a pool run (automatically, or by an operator). */
 export function dispatchRecovery(machine: RunMachine, run: RunRow, mode: "restart" | "resume"): void {
-  const generation = mode === "resume" || machine.store.hasRunnerEvents() ? run.generation + 1 : run.generation;
+  const generation = mode === "resume" || machine.log.hasRunnerEvents() ? run.generation + 1 : run.generation;
   notifyDispatcher(machine, "recover", { generation, start: mode === "resume" ? "resume" : "run" });
 }
 

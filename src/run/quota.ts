@@ -10,7 +10,7 @@ import { eventJson } from "./store.ts";
  * refused, so the run can always record how it ended.
  */
 export function overQuota(machine: RunMachine, events: readonly RunEvent[]): boolean {
-  let bytes = machine.store.logBytes();
+  let bytes = machine.log.logBytes();
   for (const event of events) bytes += utf8Length(eventJson(event));
   return bytes > machine.limits.logBytes;
 }

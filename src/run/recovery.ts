@@ -13,7 +13,7 @@ import type { RunRow } from "./store.ts";
 /** The recovery mode the run's evidence allows, and why. */
 export function recoveryMode(machine: RunMachine, run: RunRow): { mode: RecoveryMode; reason: string } {
   const checkpoint = machine.checkpoints.current()?.info ?? null;
-  const anyEvents = machine.store.hasRunnerEvents();
+  const anyEvents = machine.log.hasRunnerEvents();
   if (run.nativeSession === null && !anyEvents) {
     return {
       mode: "restart",
@@ -86,7 +86,7 @@ export function claimTarget(machine: RunMachine, run: RunRow, hello: Hello): Cla
   }
   const mode = run.recovery.mode;
   if (mode === "restart" && asked === undefined) {
-    const generation = machine.store.hasRunnerEvents() ? current + 1 : current;
+    const generation = machine.log.hasRunnerEvents() ? current + 1 : current;
     return { kind: "claim", generation, start: "restart" };
   }
   if (mode === "resume" && asked === current + 1) return { kind: "claim", generation: asked, start: "resume" };

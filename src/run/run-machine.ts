@@ -15,7 +15,6 @@ import {
   ok,
   type Outcome,
   type Result,
-  type RunRecord,
   type RunStatus,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
@@ -25,8 +24,11 @@ import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
 import { Outbox } from "./outbox.ts";
-import { notifyDispatcher, poolFields, recoveryPolicyOf, timeoutsOf } from "./pool-run.ts";
+import { notifyDispatcher, poolFields, timeoutsOf } from "./pool-run.ts";
 import { type RunLimits, runLimits } from "./run-limits.ts";
+import { ClaimAllowance } from "./claim-rate.ts";
+import { purgeRun } from "./purge.ts";
+import { RunLog } from "./run-log.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 import { notifyRunEnded, notifyWebhooks } from "./webhook-notices.ts";
@@ -47,8 +49,6 @@ export interface Submitted<T> {
 /** How far past the exact lease a renewed one is stored (docs/RELIABILITY.md, "Leases"). */
 export const leaseSlice = (timeouts: { heartbeatMs: number }): number => timeouts.heartbeatMs;
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 /**
  * The run's state machine over its SQLite tables: creating the run, operators' commands,
  * cancels and approvals, and the steps every operation shares. What a runner's frames do is in
@@ -58,6 +58,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export class RunMachine {
   readonly effects: Effects = noEffects();
   readonly store: RunStore;
+  readonly log: RunLog;
+  readonly claimAllowance: ClaimAllowance;
   readonly commands: CommandStore;
   readonly approvals: ApprovalStore;
   readonly checkpoints: CheckpointStore;
@@ -68,13 +70,18 @@ export class RunMachine {
 
   readonly now: number;
   readonly limits: RunLimits;
-  private readonly runnerConnected: () => boolean;
+  /** Whether a runner socket of the current claim is open. */
+  readonly runnerConnected: () => boolean;
+  private readonly sql: SqlStorage;
 
   constructor(sql: SqlStorage, now: number, runnerConnected: () => boolean, limits: RunLimits = runLimits({})) {
+    this.sql = sql;
     this.now = now;
     this.limits = limits;
     this.runnerConnected = runnerConnected;
-    this.store = new RunStore(sql);
+    this.log = new RunLog(sql);
+    this.store = new RunStore(sql, this.log);
+    this.claimAllowance = new ClaimAllowance(sql);
     this.commands = new CommandStore(sql);
     this.approvals = new ApprovalStore(sql);
     this.checkpoints = new CheckpointStore(sql);
@@ -86,54 +93,6 @@ export class RunMachine {
 
   run(): RunRow | null {
     return this.store.load();
-  }
-
-  /** The run as the API shows it. */
-  record(): RunRecord {
-    const run = this.mustLoad();
-    return {
-      id: run.runId,
-      status: run.status,
-      epoch: run.epoch,
-      createdAt: iso(run.createdAt) as string,
-      claimedAt: iso(run.claimedAt),
-      finishedAt: iso(run.finishedAt),
-      lastSeq: run.lastSeq,
-      highestSourceSeq: run.highestSourceSeq,
-      generation: run.generation,
-      nativeSession: run.nativeSession,
-      checkpoint: this.checkpoints.current()?.info ?? null,
-      recovery:
-        run.recovery === null
-          ? null
-          : {
-              mode: run.recovery.mode,
-              reason: run.recovery.reason,
-              since: iso(run.recovery.since) as string,
-              deadline: iso(run.recovery.deadline) as string,
-            },
-      outcome: run.outcome,
-      agent: run.agent,
-      input: run.input,
-      timeouts: run.timeouts,
-      retentionMs: run.retentionMs,
-      metadata: run.metadata,
-      tags: run.tags,
-      usage: this.usage.usage(),
-      budget: run.budget,
-      pendingApprovals: this.approvals.pendingSummaries(),
-      runner: {
-        id: run.runnerId,
-        connected: this.runnerConnected(),
-        leaseExpiresAt: iso(this.timers.get("lease")),
-      },
-      queue: run.queue,
-      recoveryPolicy: recoveryPolicyOf(run),
-      // The dispatcher's view; the routes fill it in (src/pools/placement.ts).
-      poolHost: null,
-      queuePosition: null,
-      dispatch: null,
-    };
   }
 
   create(tenant: string, runId: string, body: CreateRunBody): Result<{ created: boolean }> {
@@ -275,7 +234,7 @@ export class RunMachine {
     const run = this.mustLoad();
     if (run.purgedAt !== null) return fail("gone", "run was already purged", { status: run.status });
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
-    this.store.purge(this.now);
+    purgeRun(this.sql, this.log, this.now);
     this.timers.clearAllExcept(["index_sync", "outbox"]);
     this.effects.statusChanged = true;
     return ok({ status: run.status });
@@ -299,7 +258,7 @@ export class RunMachine {
 
   /** Appends a control event, written by the object in the same transaction as the change it reports. */
   control(epoch: number, type: ControlEventTypeName, data: unknown): void {
-    this.effects.appended.push(this.store.append({ epoch, type, data, time: this.now }));
+    this.effects.appended.push(this.log.append({ epoch, type, data, time: this.now }));
   }
 
   setStatus(status: RunStatus): void {

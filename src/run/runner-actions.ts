@@ -56,9 +56,9 @@ export function storeBatch(
   if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
   machine.renewLease(run, 0);
-  let runner = machine.store.runnerState(generation);
+  let runner = machine.log.runnerState(generation);
   const accepted = new Map<number, RunnerEvent>();
-  const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.store.runnerEvent(generation, sourceSeq);
+  const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.log.runnerEvent(generation, sourceSeq);
   let stoppedAt: Extract<EventVerdict, { kind: "gap" | "conflict" }> | null = null;
   for (const event of events) {
     const verdict = judgeRunnerEvent(runner, epoch, generation, event, stored);
@@ -81,12 +81,12 @@ export function storeBatch(
     agentTime: parseTime(event.time),
   }));
   if (drafts.length > 0 && runner) {
-    const events = machine.store.toEvents(drafts);
+    const events = machine.log.toEvents(drafts);
     if (overQuota(machine, events)) {
       exceedQuota(machine);
       return { kind: "quota_exceeded" };
     }
-    const appended = machine.store.appendEvents(drafts, { generation, state: runner }, events);
+    const appended = machine.log.appendEvents(drafts, { generation, state: runner }, events);
     machine.effects.appended.push(...appended);
     for (const event of appended) machine.noticeRunnerEvent(event.seq, event);
     if (enforceBudget(machine)) return { kind: "budget_exceeded" };

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { BUDGET_EXCEEDED, type Outcome, type RunRecord, type WebhookEventType } from "../protocol/index.ts";
+import { runRecord } from "./run-record.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 // What a run tells its tenant's webhooks (src/objects/webhook-object.ts): one outbox row per
@@ -43,7 +44,7 @@ export function notifyWebhooks(machine: RunMachine, type: WebhookEventType, occu
     type,
     webhookId: webhookMessageId(run.tenant, run.runId, key),
     occurredAt: machine.now,
-    run: machine.record(),
+    run: runRecord(machine),
   };
   machine.outbox.add(machine.timers, WEBHOOK_TARGET, key, notice, machine.now);
 }

@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery } from "../../src/protocol/index.ts";
 import { RunMachine } from "../../src/run/run-machine.ts";
+import { runRecord } from "../../src/run/run-record.ts";
 import { signedHeaders } from "../../src/webhooks/signing.ts";
 import { waitFor } from "../support/wait.ts";
 import { agentEvent, claim } from "./sockets.ts";
@@ -179,7 +180,7 @@ describe("webhook deliveries", () => {
         runId: run.id,
         type: "run.cancelled" as const,
         occurredAt: Date.now(),
-        run: machine.record(),
+        run: runRecord(machine),
       };
     });
     const again = { ...notice, webhookId: (first.find((d) => d.runId === run.id) as WebhookDelivery).id };

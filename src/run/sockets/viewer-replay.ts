@@ -1,8 +1,14 @@
-import { CLOSE_NORMAL, isTerminal, REPLAY_ACK_WAIT_MS } from "../../protocol/index.ts";
+import { CLOSE_NORMAL, isTerminal, REPLAY_ACK_WAIT_MS, type RunStatus } from "../../protocol/index.ts";
 import type { RunHost } from "../host.ts";
 import { closeSocket, type SocketCredential, send, sendRaw } from "./run-sockets.ts";
 import { handleSocketMessage } from "./socket-messages.ts";
-import type { RunStore } from "../store.ts";
+import type { RunLog } from "../run-log.ts";
+
+/** What a replay reads: the run's log, and its status as it is when asked. */
+export interface ReplaySource {
+  readonly log: RunLog;
+  status(): RunStatus | undefined;
+}
 
 /** Events per replay frame, beside the byte bound (READ_PAGE_MAX_BYTES). */
 const REPLAY_FRAME_EVENTS = 500;
@@ -19,12 +25,12 @@ const decoder = new TextDecoder();
  */
 export async function attachViewer(
   host: RunHost,
-  store: RunStore,
+  source: ReplaySource,
   ws: WebSocket,
   viewer: { after: number; interact: boolean; token: SocketCredential },
 ): Promise<void> {
   const { sockets, limits } = host;
-  const initial = store.load()?.status;
+  const initial = source.status();
   if (initial === undefined) throw new Error("run row missing");
   // A finished run sends nothing after its replay, so its socket is not handed to the hibernation
   // API: the runtime ends the connection of a hibernatable socket only when the object is
@@ -35,13 +41,13 @@ export async function attachViewer(
     ws.addEventListener("message", (event) => void handleSocketMessage(host, ws, event.data));
     ws.addEventListener("close", () => sockets.forget(ws));
   } else sockets.acceptViewer(ws, viewer.interact, viewer.token);
-  let from = store.log.position(viewer.after);
-  sockets.flows.start(ws, from?.pos ?? store.logBytes());
+  let from = source.log.core.position(viewer.after);
+  sockets.flows.start(ws, from?.pos ?? source.log.logBytes());
   const ackWindow = Math.max(1, limits.viewerBacklogBytes - limits.pageBytes);
   let sinceYield = 0;
   while (from) {
     // Each page is the stored events' JSON joined by SQLite: the frame JSON.stringify would make.
-    const page = store.log.readJoined(from, { maxBytes: limits.pageBytes, maxEntries: REPLAY_FRAME_EVENTS }, ",");
+    const page = source.log.core.readJoined(from, { maxBytes: limits.pageBytes, maxEntries: REPLAY_FRAME_EVENTS }, ",");
     if (page.count === 0) break;
     sockets.flows.sent(ws, page.next.pos);
     sendRaw(ws, `{"type":"events","events":[${decoder.decode(page.body)}]}`);
@@ -61,7 +67,7 @@ export async function attachViewer(
   }
   // At the tail, in the same turn as the last read: live from here on.
   sockets.goLive(ws);
-  const status = store.load()?.status ?? initial;
+  const status = source.status() ?? initial;
   send(ws, { type: "status", status });
   if (isTerminal(status)) {
     send(ws, { type: "end", status });

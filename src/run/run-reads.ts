@@ -1,0 +1,68 @@
+import type { EventsPage, RecoveryState, RunStatus } from "../protocol/index.ts";
+import type { ApprovalStore } from "./approval-store.ts";
+import type { CheckpointStore } from "./checkpoint-store.ts";
+import type { RunLog } from "./run-log.ts";
+import type { RunRow } from "./store.ts";
+import type { ReplaySource } from "./sockets/viewer-replay.ts";
+
+// What the run object's read calls answer, each from the narrow part of the run it reads.
+
+interface RowReader {
+  mustLoad(): RunRow;
+}
+
+/** A page of events after `after`, bounded by count and bytes, with the run's status. */
+export function eventsPage(
+  run: RowReader & { readonly log: Pick<RunLog, "eventsAfter"> },
+  after: number,
+  limit: number,
+  pageBytes: number,
+): EventsPage {
+  const { events, hasMore } = run.log.eventsAfter(after, limit, pageBytes);
+  const last = events[events.length - 1];
+  return { events, nextAfter: last ? last.seq : after, hasMore, status: run.mustLoad().status };
+}
+
+/** What `runner-bridge resume` reads before it claims. */
+export function recoveryState(
+  run: RowReader & { readonly checkpoints: Pick<CheckpointStore, "current"> },
+): RecoveryState {
+  const row = run.mustLoad();
+  return {
+    status: row.status,
+    generation: row.generation,
+    mode: row.recovery?.mode ?? null,
+    nativeSession: row.nativeSession,
+    checkpoint: run.checkpoints.current()?.info ?? null,
+  };
+}
+
+/** The current checkpoint and where its chunks are stored; null when the run has none. */
+export function checkpointHead(run: { readonly checkpoints: Pick<CheckpointStore, "current" | "chunkCount"> }) {
+  const current = run.checkpoints.current();
+  if (!current) return null;
+  return { checkpoint: current.info, uploadId: current.uploadId, chunks: run.checkpoints.chunkCount(current.uploadId) };
+}
+
+export function checkpointChunk(
+  run: { readonly checkpoints: Pick<CheckpointStore, "chunk"> },
+  uploadId: string,
+  index: number,
+): Uint8Array | null {
+  return run.checkpoints.chunk(uploadId, index);
+}
+
+export function approvalOf(run: { readonly approvals: Pick<ApprovalStore, "find"> }, requestId: string) {
+  return run.approvals.find(requestId);
+}
+
+/** What a runner token may learn before attaching: enough to decide, never to wait. */
+export function runnerStatus(run: RowReader): { runId: string; status: RunStatus; epoch: number } {
+  const row = run.mustLoad();
+  return { runId: row.runId, status: row.status, epoch: row.epoch };
+}
+
+/** What a viewer's replay reads: the log, and the status as it is each time it asks. */
+export function replaySource(run: { readonly log: RunLog; run(): RunRow | null }): ReplaySource {
+  return { log: run.log, status: () => run.run()?.status };
+}

@@ -1,0 +1,68 @@
+import type { RunRecord } from "../protocol/index.ts";
+import type { ApprovalStore } from "./approval-store.ts";
+import type { CheckpointStore } from "./checkpoint-store.ts";
+import { recoveryPolicyOf } from "./pool-run.ts";
+import type { RunRow } from "./store.ts";
+import type { Timers } from "./timers.ts";
+import type { UsageStore } from "./usage.ts";
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** What the run's record is read from: the row, and the one thing each other store adds. */
+export interface RecordSources {
+  mustLoad(): RunRow;
+  runnerConnected(): boolean;
+  readonly checkpoints: Pick<CheckpointStore, "current">;
+  readonly usage: Pick<UsageStore, "usage">;
+  readonly approvals: Pick<ApprovalStore, "pendingSummaries">;
+  readonly timers: Pick<Timers, "get">;
+}
+
+/** The run as the API shows it (RunRecord in src/protocol/records.ts). */
+export function runRecord(sources: RecordSources): RunRecord {
+  const run = sources.mustLoad();
+
+  return {
+    id: run.runId,
+    status: run.status,
+    epoch: run.epoch,
+    createdAt: iso(run.createdAt) as string,
+    claimedAt: iso(run.claimedAt),
+    finishedAt: iso(run.finishedAt),
+    lastSeq: run.lastSeq,
+    highestSourceSeq: run.highestSourceSeq,
+    generation: run.generation,
+    nativeSession: run.nativeSession,
+    checkpoint: sources.checkpoints.current()?.info ?? null,
+    recovery:
+      run.recovery === null
+        ? null
+        : {
+            mode: run.recovery.mode,
+            reason: run.recovery.reason,
+            since: iso(run.recovery.since) as string,
+            deadline: iso(run.recovery.deadline) as string,
+          },
+    outcome: run.outcome,
+    agent: run.agent,
+    input: run.input,
+    timeouts: run.timeouts,
+    retentionMs: run.retentionMs,
+    metadata: run.metadata,
+    tags: run.tags,
+    usage: sources.usage.usage(),
+    budget: run.budget,
+    pendingApprovals: sources.approvals.pendingSummaries(),
+    runner: {
+      id: run.runnerId,
+      connected: sources.runnerConnected(),
+      leaseExpiresAt: iso(sources.timers.get("lease")),
+    },
+    queue: run.queue,
+    recoveryPolicy: recoveryPolicyOf(run),
+    // The dispatcher's view; the routes fill it in (src/pools/placement.ts).
+    poolHost: null,
+    queuePosition: null,
+    dispatch: null,
+  };
+}
