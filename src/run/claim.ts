@@ -1,5 +1,7 @@
 import {
   type CommandRecord,
+  type Fenced,
+  fenced,
   ControlEventType,
   isTerminal,
   type RecoveryMode,
@@ -24,7 +26,7 @@ export type ClaimVerdict =
   /** No claim, epoch unchanged: the run is terminal, or recovering in a way this hello does not match. */
   | { kind: "rejected"; reason: RejectReason; status: RunStatus; mode?: RecoveryMode }
   /** Another runner claimed since the epoch this one held, or it serves an older generation. */
-  | { kind: "fenced"; epoch: number }
+  | Fenced
   /** The claim allowance (CLAIMS_PER_MINUTE) is used up: nothing changed; try again later. */
   | { kind: "rate_limited" };
 
@@ -54,8 +56,12 @@ export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return { kind: "rejected", reason: "terminal-run", status: run.status };
   const newerClaim = hello.heldEpoch !== undefined && hello.heldEpoch < run.epoch;
-  if (newerClaim && run.runnerId !== hello.runnerId) return { kind: "fenced", epoch: run.epoch };
-  if (hello.generation !== undefined && hello.generation < run.generation) return { kind: "fenced", epoch: run.epoch };
+  if (newerClaim && run.runnerId !== hello.runnerId) {
+    return fenced(run.epoch, `epoch ${hello.heldEpoch} was superseded by a newer claim (epoch ${run.epoch})`);
+  }
+  if (hello.generation !== undefined && hello.generation < run.generation) {
+    return fenced(run.epoch, `generation ${hello.generation} was replaced by generation ${run.generation}`);
+  }
   const target = claimTarget(machine, run, hello);
   if (target.kind === "rejected") {
     const mode = target.mode === undefined ? {} : { mode: target.mode };
