@@ -11,6 +11,9 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
+/** What checkpoint uploads need: the checkpoint store, and the stored sourceSeqs they cover. */
+export type CheckpointHost = Pick<RunMachine, "checkpoints" | "control" | "log" | "mustLoad" | "now">;
+
 /** A chunk of a checkpoint as stored and as passed to the object: at most 1 MiB (rows hold 2 MB). */
 export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
 
@@ -18,7 +21,7 @@ export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
  * May this upload become the checkpoint? Only the runner holding the current claim, for the
  * current generation, covering only events the edge has stored (the bridge uploads after the ack).
  */
-function checkUploader(machine: RunMachine, upload: CheckpointQuery): Result<Fenced | null> {
+function checkUploader(machine: CheckpointHost, upload: CheckpointQuery): Result<Fenced | null> {
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}; it takes no checkpoint`);
   if (upload.epoch !== run.epoch || run.status === "recovering") {
@@ -50,7 +53,7 @@ export type CheckpointStart = { kind: "same"; checkpoint: CheckpointInfo } | { k
  * bytes again only move what they cover (an idempotent retry; the body is not read).
  */
 export function beginCheckpoint(
-  machine: RunMachine,
+  machine: CheckpointHost,
   upload: CheckpointQuery,
   maxBytes: number,
 ): Result<CheckpointStart | Fenced> {
@@ -69,7 +72,7 @@ export function beginCheckpoint(
 
 /** The upload's next chunk, in order; never past its size bound. */
 export function addCheckpointChunk(
-  machine: RunMachine,
+  machine: CheckpointHost,
   uploadId: string,
   index: number,
   body: Uint8Array,
@@ -89,7 +92,7 @@ export function addCheckpointChunk(
 
 /** Makes a whole, verified upload the run's checkpoint (event `run.checkpoint`). */
 export function commitCheckpoint(
-  machine: RunMachine,
+  machine: CheckpointHost,
   uploadId: string,
   upload: CheckpointQuery,
 ): Result<CheckpointStored | Fenced> {
@@ -117,7 +120,7 @@ export function commitCheckpoint(
 }
 
 /** Drops an unfinished upload (refused, cut off or failed): the current checkpoint stays. */
-export function abortCheckpoint(machine: RunMachine, uploadId: string): Result<null> {
+export function abortCheckpoint(machine: CheckpointHost, uploadId: string): Result<null> {
   machine.checkpoints.abort(uploadId);
   return ok(null);
 }

@@ -1,3 +1,6 @@
+import type { RecoveryHost } from "./recovery.ts";
+import type { QuotaHost } from "./quota.ts";
+import type { PoolRunHost } from "./pool-run.ts";
 import {
   type CommandRecord,
   type Fenced,
@@ -12,6 +15,25 @@ import { notifyDispatcher } from "./pool-run.ts";
 import { exceedQuota } from "./quota.ts";
 import { claimTarget, leaveRecovery } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
+
+/** What a claim needs. */
+export type ClaimHost = Pick<
+  RunMachine,
+  | "approvals"
+  | "claimAllowance"
+  | "commands"
+  | "control"
+  | "limits"
+  | "log"
+  | "mustLoad"
+  | "now"
+  | "setStatus"
+  | "store"
+  | "timers"
+> &
+  RecoveryHost &
+  QuotaHost &
+  PoolRunHost;
 
 /** What a runner's `hello` gets. */
 export type ClaimVerdict =
@@ -52,7 +74,7 @@ export interface Hello {
  * connection cut in between leaves the runner holding the old epoch while the newest claim is
  * already its. The same claimant gets a fresh claim instead of being fenced by its own lost one.
  */
-export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
+export function claimRun(machine: ClaimHost, hello: Hello): ClaimVerdict {
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return { kind: "rejected", reason: "terminal-run", status: run.status };
   const newerClaim = hello.heldEpoch !== undefined && hello.heldEpoch < run.epoch;

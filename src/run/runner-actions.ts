@@ -1,3 +1,5 @@
+import type { QuotaHost } from "./quota.ts";
+import type { UsageHost } from "./usage.ts";
 import {
   type Fenced,
   fenced,
@@ -17,6 +19,23 @@ import { exceedQuota, overQuota } from "./quota.ts";
 import { leaseSlice, type RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 import { enforceBudget } from "./usage.ts";
+
+/** What the claimed runner's frames need. */
+export type RunnerHost = Pick<
+  RunMachine,
+  | "commands"
+  | "control"
+  | "effects"
+  | "log"
+  | "mustLoad"
+  | "noticeRunnerEvent"
+  | "now"
+  | "renewLease"
+  | "terminalize"
+  | "timers"
+> &
+  QuotaHost &
+  UsageHost;
 
 // What the runner holding the current claim does to the run, one frame at a time.
 
@@ -46,7 +65,7 @@ export type BatchVerdict =
  * the lease and the idle deadline.
  */
 export function storeBatch(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   generation: number,
   events: RunnerEvent[],
@@ -100,7 +119,7 @@ export function storeBatch(
 }
 
 /** A heartbeat: renews the lease (and resumes a stalled run). */
-export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed" } | Fenced {
+export function heartbeat(machine: RunnerHost, epoch: number): { kind: "renewed" } | Fenced {
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return stale;
@@ -110,7 +129,7 @@ export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed"
 
 /** The runner's outcome. Repeating it is harmless; a different outcome for an ended run is refused. */
 export function completeRun(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   outcome: RunnerOutcome,
 ): Result<{ kind: "completed"; status: RunStatus } | Fenced> {
@@ -129,7 +148,7 @@ export function completeRun(
 
 /** The runner's report on one command: delivered, then applied or rejected, never back. */
 export function ackCommand(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   ack: { controllerSeq: number; commandId: string; state: "delivered" | "applied" | "rejected" },
 ): Result<{ kind: "acked"; command: CommandRecord } | Fenced> {
