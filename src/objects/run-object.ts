@@ -14,6 +14,7 @@ import {
   type CreateRunBody,
   type EventsPage,
   fail,
+  type Fenced,
   ok,
   type RecoverAccepted,
   type RecoverBody,
@@ -29,6 +30,7 @@ import {
   addCheckpointChunk,
   beginCheckpoint,
   type CheckpointStart,
+  type CheckpointStored,
   commitCheckpoint,
 } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
@@ -167,7 +169,7 @@ export class RunObject extends DurableObject<Env> {
   // Checkpoint uploads arrive as chunks (src/routes/checkpoint.ts streams the body here): begin,
   // chunk…, commit, or abort when the upload is refused or cut off. Downloads read chunk by chunk.
 
-  checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart>> {
+  checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart | Fenced>> {
     return this.run.operateOnLive((m) => beginCheckpoint(m, upload, maxBytes));
   }
 
@@ -175,10 +177,7 @@ export class RunObject extends DurableObject<Env> {
     return this.run.operateOnLive((m) => addCheckpointChunk(m, uploadId, index, body));
   }
 
-  checkpointCommit(
-    uploadId: string,
-    upload: CheckpointQuery,
-  ): Promise<Result<{ created: boolean; checkpoint: CheckpointInfo }>> {
+  checkpointCommit(uploadId: string, upload: CheckpointQuery): Promise<Result<CheckpointStored | Fenced>> {
     return this.run.operateOnLive((m) => commitCheckpoint(m, uploadId, upload));
   }
 
