@@ -51,6 +51,7 @@ import {
 import { runRecord } from "../run/run-record.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
+import { tenantIndex } from "./tenant-index-shards.ts";
 import { closeSocket } from "../run/sockets/run-sockets.ts";
 import { handleSocketMessage } from "../run/sockets/socket-messages.ts";
 import { readSocketRequest } from "../run/sockets/socket-request.ts";
@@ -59,7 +60,6 @@ import { type PresentedToken, type TokenSpec, TokenStore } from "../run/token-st
 import { attachViewer } from "../run/sockets/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
-import { tenantIndexStub } from "./stubs.ts";
 
 const RERUNS_KEY = "reruns";
 
@@ -79,7 +79,7 @@ export class RunObject extends DurableObject<Env> {
     this.run = new RunOperations(
       ctx,
       this.waiters,
-      (tenant) => tenantIndexStub(env, tenant),
+      (tenant) => tenantIndex(env, tenant),
       outboxDeliverer(env),
       runLimits(env),
     );
