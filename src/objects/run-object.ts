@@ -14,6 +14,7 @@ import {
   type CreateRunBody,
   type EventsPage,
   fail,
+  type Fenced,
   ok,
   type RecoverAccepted,
   type RecoverBody,
@@ -29,6 +30,7 @@ import {
   addCheckpointChunk,
   beginCheckpoint,
   type CheckpointStart,
+  type CheckpointStored,
   commitCheckpoint,
 } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
@@ -49,6 +51,7 @@ import {
 import { runRecord } from "../run/run-record.ts";
 import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
+import { tenantIndex } from "./tenant-index-shards.ts";
 import { closeSocket } from "../run/sockets/run-sockets.ts";
 import { handleSocketMessage } from "../run/sockets/socket-messages.ts";
 import { readSocketRequest } from "../run/sockets/socket-request.ts";
@@ -57,7 +60,6 @@ import { type PresentedToken, type TokenSpec, TokenStore } from "../run/token-st
 import { attachViewer } from "../run/sockets/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
-import { tenantIndexStub } from "./stubs.ts";
 
 const RERUNS_KEY = "reruns";
 
@@ -77,7 +79,7 @@ export class RunObject extends DurableObject<Env> {
     this.run = new RunOperations(
       ctx,
       this.waiters,
-      (tenant) => tenantIndexStub(env, tenant),
+      (tenant) => tenantIndex(env, tenant),
       outboxDeliverer(env),
       runLimits(env),
     );
@@ -167,7 +169,7 @@ export class RunObject extends DurableObject<Env> {
   // Checkpoint uploads arrive as chunks (src/routes/checkpoint.ts streams the body here): begin,
   // chunk…, commit, or abort when the upload is refused or cut off. Downloads read chunk by chunk.
 
-  checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart>> {
+  checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart | Fenced>> {
     return this.run.operateOnLive((m) => beginCheckpoint(m, upload, maxBytes));
   }
 
@@ -175,10 +177,7 @@ export class RunObject extends DurableObject<Env> {
     return this.run.operateOnLive((m) => addCheckpointChunk(m, uploadId, index, body));
   }
 
-  checkpointCommit(
-    uploadId: string,
-    upload: CheckpointQuery,
-  ): Promise<Result<{ created: boolean; checkpoint: CheckpointInfo }>> {
+  checkpointCommit(uploadId: string, upload: CheckpointQuery): Promise<Result<CheckpointStored | Fenced>> {
     return this.run.operateOnLive((m) => commitCheckpoint(m, uploadId, upload));
   }
 

@@ -23,21 +23,38 @@ const GROUPINGS = {
   tag: { key: "t.tag", join: "LEFT JOIN run_tags t ON t.run_id = u.run_id" },
 } as const;
 
-function sums(row: SumRow) {
+/** One group's sums as stored: whole nano-dollars, so shards' sums add exactly. */
+export interface RawSums {
+  key: string | null;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  costNanoUsd: number;
+  runs: number;
+}
+
+export interface RawUsage {
+  groups: RawSums[];
+  total: RawSums;
+}
+
+function raw(row: SumRow): RawSums {
   return {
+    key: row.key,
     inputTokens: row.input_tokens ?? 0,
     cachedInputTokens: row.cached_input_tokens ?? 0,
     outputTokens: row.output_tokens ?? 0,
     reasoningTokens: row.reasoning_tokens ?? 0,
-    costUsd: fromNanoUsd(row.cost_nano_usd ?? 0),
+    costNanoUsd: row.cost_nano_usd ?? 0,
     runs: row.runs,
   };
 }
 
-export function usageReport(
+export function usageSums(
   sql: SqlStorage,
   range: { from: string; to: string; groupBy: keyof typeof GROUPINGS },
-): UsageReport {
+): RawUsage {
   const grouping = GROUPINGS[range.groupBy];
   const groups = sql
     .exec<SumRow>(
@@ -50,9 +67,28 @@ export function usageReport(
   const total = sql
     .exec<SumRow>(`SELECT NULL AS key, ${SUMS} FROM run_usage u WHERE u.day >= ? AND u.day <= ?`, range.from, range.to)
     .one();
+  return { groups: groups.map(raw), total: raw(total) };
+}
+
+function reported({ key: _key, costNanoUsd, ...counts }: RawSums) {
+  return { ...counts, costUsd: fromNanoUsd(costNanoUsd) };
+}
+
+/** The report from sums: one shard's, or several shards' added by addUsage. */
+export function usageFromSums(
+  range: { from: string; to: string; groupBy: keyof typeof GROUPINGS },
+  sums: RawUsage,
+): UsageReport {
   return {
     ...range,
-    groups: groups.map((row) => ({ key: row.key, ...sums(row) })),
-    total: sums(total),
+    groups: sums.groups.map((group) => ({ key: group.key, ...reported(group) })),
+    total: reported(sums.total),
   };
+}
+
+export function usageReport(
+  sql: SqlStorage,
+  range: { from: string; to: string; groupBy: keyof typeof GROUPINGS },
+): UsageReport {
+  return usageFromSums(range, usageSums(sql, range));
 }

@@ -5,9 +5,12 @@ import type { IndexEntry } from "../run/index-sync.ts";
 import { applyMigrations } from "./migrations.ts";
 import { listRuns } from "./tenant-index-list.ts";
 import { TENANT_INDEX_MIGRATIONS } from "./tenant-index-schema.ts";
-import { usageReport } from "./tenant-index-usage.ts";
+import { type RawUsage, usageReport, usageSums } from "./tenant-index-usage.ts";
 
-/** One per tenant: the list of its runs, newest first, kept current by each RunObject. */
+/**
+ * One shard of a tenant's list of runs, newest first, kept current by each RunObject; a tenant's runs
+ * are spread over its shards by run id (tenant-index-shards.ts), shard 0 being the tenant's original index.
+ */
 export class TenantIndex extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -121,5 +124,10 @@ export class TenantIndex extends DurableObject<Env> {
 
   usage(range: { from: string; to: string; groupBy: "day" | "agent" | "tag" }): UsageReport {
     return usageReport(this.ctx.storage.sql, range);
+  }
+
+  /** The usage sums in nano-dollars, for a sharded tenant's report (tenant-index-shards.ts adds them). */
+  usageSums(range: { from: string; to: string; groupBy: "day" | "agent" | "tag" }): RawUsage {
+    return usageSums(this.ctx.storage.sql, range);
   }
 }

@@ -1,5 +1,12 @@
 import type { RunApi } from "../objects/stubs.ts";
-import { type CheckpointInfo, type CheckpointQuery, fail, ok, type Result } from "../protocol/index.ts";
+import {
+  type CheckpointInfo,
+  type CheckpointQuery,
+  fail,
+  fencedAsFailure,
+  ok,
+  type Result,
+} from "../protocol/index.ts";
 import { CHECKPOINT_CHUNK_BYTES } from "../run/checkpoints.ts";
 
 const toHex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -16,7 +23,7 @@ export async function uploadCheckpoint(
   upload: CheckpointQuery,
   maxBytes: number,
 ): Promise<Result<{ created: boolean; checkpoint: CheckpointInfo }>> {
-  const begun = await stub.checkpointBegin(upload, maxBytes);
+  const begun = fencedAsFailure(await stub.checkpointBegin(upload, maxBytes));
   if (!begun.ok) return begun;
   if (begun.value.kind === "same") {
     await body?.cancel().catch(() => {});
@@ -29,11 +36,14 @@ export async function uploadCheckpoint(
   } catch {
     sent = fail("invalid_request", "the checkpoint body was cut off; nothing was stored");
   }
-  const committed = sent.ok ? await stub.checkpointCommit(uploadId, upload) : sent;
+  const committed = sent.ok ? fencedAsFailure(await stub.checkpointCommit(uploadId, upload)) : sent;
   // The refusal is the answer; a failed clean-up must not replace it (the next upload drops
   // whatever chunks an unfinished one left).
-  if (!committed.ok) await stub.checkpointAbort(uploadId).catch(() => undefined);
-  return committed;
+  if (!committed.ok) {
+    await stub.checkpointAbort(uploadId).catch(() => undefined);
+    return committed;
+  }
+  return ok({ created: committed.value.created, checkpoint: committed.value.checkpoint });
 }
 
 async function sendChunks(

@@ -1,5 +1,6 @@
 import { mintRunTokens } from "../auth/mint.ts";
-import { runStub, tenantIndexStub, tenantPoolsStub } from "../objects/stubs.ts";
+import { runStub, tenantPoolsStub } from "../objects/stubs.ts";
+import { tenantIndex } from "../objects/tenant-index-shards.ts";
 import { placeResult, withPlacement, withPoolHosts } from "../pools/placement.ts";
 import {
   CreatedRun,
@@ -90,7 +91,7 @@ apiRoute(
   async (c) => {
     const meta = unwrap(metaFilters(c.req.queries()));
     const { tag, ...query } = c.req.valid("query");
-    const page = await tenantIndexStub(c.env, c.var.tenant).list({ ...query, tags: tag, meta });
+    const page = await tenantIndex(c.env, c.var.tenant).list({ ...query, tags: tag, meta });
     return respond(c, await withPoolHosts(c.env, c.var.tenant, page), 200);
   },
 );

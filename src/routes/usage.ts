@@ -1,4 +1,4 @@
-import { tenantIndexStub } from "../objects/stubs.ts";
+import { tenantIndex } from "../objects/tenant-index-shards.ts";
 import { fail, UsageQuery, UsageReport } from "../protocol/index.ts";
 import { API_KEY } from "./access.ts";
 import { apiRoute, apiRouter, jsonResponse } from "./api-route.ts";
@@ -33,7 +33,7 @@ apiRoute(
     const days = (Date.parse(to) - Date.parse(from)) / DAY_MS;
     if (!Number.isFinite(days) || days < 0) unwrap(fail("invalid_query", "from must be a day no later than to"));
     if (days >= USAGE_RANGE_MAX_DAYS) unwrap(fail("invalid_query", `at most ${USAGE_RANGE_MAX_DAYS} days at once`));
-    const report = await tenantIndexStub(c.env, c.var.tenant).usage({ from, to, groupBy: query.groupBy });
+    const report = await tenantIndex(c.env, c.var.tenant).usage({ from, to, groupBy: query.groupBy });
     return c.json(report, 200);
   },
 );

@@ -1,8 +1,25 @@
+import type { RecoveryHost } from "./recovery.ts";
 import { keepAlarmAt } from "../objects/alarm-schedule.ts";
 import { ControlEventType, isTerminal } from "../protocol/index.ts";
 import { enterRecovery, recoveryLapsed } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { Timer, Timers } from "./timers.ts";
+
+/** What the due timers act on. */
+export type AlarmHost = Pick<
+  RunMachine,
+  | "approvals"
+  | "control"
+  | "now"
+  | "purge"
+  | "run"
+  | "setStatus"
+  | "settleApproval"
+  | "submitCommand"
+  | "terminalize"
+  | "timers"
+> &
+  RecoveryHost;
 
 // The run's one alarm. Every deadline is a row in the timers table (timers.ts); the alarm is kept
 // at the earliest of them, and when it rings it fires the rows that are due.
@@ -20,7 +37,7 @@ export function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Pr
  * the run is still in the state the timer was set for, and deletes its row when done.
  * Returns true when the tenant index needs to be brought up to date.
  */
-export function fireDueTimers(machine: RunMachine): { indexSync: boolean } {
+export function fireDueTimers(machine: AlarmHost): { indexSync: boolean } {
   let indexSync = false;
   for (const timer of machine.timers.due(machine.now)) {
     // The outbox's timer stays until its rows are delivered (outbox.ts); the object flushes after.
@@ -32,7 +49,7 @@ export function fireDueTimers(machine: RunMachine): { indexSync: boolean } {
   return { indexSync };
 }
 
-function fire(machine: RunMachine, timer: Timer): void {
+function fire(machine: AlarmHost, timer: Timer): void {
   const run = machine.run();
   if (!run || run.purgedAt !== null) return;
   const timeouts = run.timeouts;
@@ -97,7 +114,7 @@ function fire(machine: RunMachine, timer: Timer): void {
 }
 
 /** Times the run out and tells a connected runner to stop its agent. */
-function endWithCancel(machine: RunMachine, code: string, message: string): void {
+function endWithCancel(machine: AlarmHost, code: string, message: string): void {
   machine.submitCommand(`~${code}`, "cancel", { reason: code });
   machine.terminalize({ status: "timed_out", error: { code, message } }, true);
 }

@@ -1,5 +1,7 @@
 import {
   type CheckpointInfo,
+  type Fenced,
+  fenced,
   type CheckpointQuery,
   ControlEventType,
   fail,
@@ -9,6 +11,9 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
+/** What checkpoint uploads need: the checkpoint store, and the stored sourceSeqs they cover. */
+export type CheckpointHost = Pick<RunMachine, "checkpoints" | "control" | "log" | "mustLoad" | "now">;
+
 /** A chunk of a checkpoint as stored and as passed to the object: at most 1 MiB (rows hold 2 MB). */
 export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
 
@@ -16,14 +21,18 @@ export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
  * May this upload become the checkpoint? Only the runner holding the current claim, for the
  * current generation, covering only events the edge has stored (the bridge uploads after the ack).
  */
-function checkUploader(machine: RunMachine, upload: CheckpointQuery): Result<null> {
+function checkUploader(machine: CheckpointHost, upload: CheckpointQuery): Result<Fenced | null> {
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}; it takes no checkpoint`);
   if (upload.epoch !== run.epoch || run.status === "recovering") {
-    return fail("fenced", `epoch ${upload.epoch} does not hold the run (the current claim is epoch ${run.epoch})`);
+    return ok(
+      fenced(run.epoch, `epoch ${upload.epoch} does not hold the run (the current claim is epoch ${run.epoch})`),
+    );
   }
   if (upload.generation !== run.generation) {
-    return fail("fenced", `generation ${upload.generation} is not the run's current generation (${run.generation})`);
+    return ok(
+      fenced(run.epoch, `generation ${upload.generation} is not the run's current generation (${run.generation})`),
+    );
   }
   const stored = machine.log.runnerState(upload.generation)?.lastSeq ?? 0;
   if (upload.sourceSeq > stored) {
@@ -35,6 +44,8 @@ function checkUploader(machine: RunMachine, upload: CheckpointQuery): Result<nul
   return ok(null);
 }
 
+export type CheckpointStored = { kind: "stored"; created: boolean; checkpoint: CheckpointInfo };
+
 export type CheckpointStart = { kind: "same"; checkpoint: CheckpointInfo } | { kind: "upload"; uploadId: string };
 
 /**
@@ -42,12 +53,13 @@ export type CheckpointStart = { kind: "same"; checkpoint: CheckpointInfo } | { k
  * bytes again only move what they cover (an idempotent retry; the body is not read).
  */
 export function beginCheckpoint(
-  machine: RunMachine,
+  machine: CheckpointHost,
   upload: CheckpointQuery,
   maxBytes: number,
-): Result<CheckpointStart> {
+): Result<CheckpointStart | Fenced> {
   const allowed = checkUploader(machine, upload);
   if (!allowed.ok) return allowed;
+  if (allowed.value) return ok(allowed.value);
   const current = machine.checkpoints.current();
   if (current?.info.digest === upload.digest) {
     machine.checkpoints.cover(upload.generation, upload.sourceSeq);
@@ -60,7 +72,7 @@ export function beginCheckpoint(
 
 /** The upload's next chunk, in order; never past its size bound. */
 export function addCheckpointChunk(
-  machine: RunMachine,
+  machine: CheckpointHost,
   uploadId: string,
   index: number,
   body: Uint8Array,
@@ -80,12 +92,13 @@ export function addCheckpointChunk(
 
 /** Makes a whole, verified upload the run's checkpoint (event `run.checkpoint`). */
 export function commitCheckpoint(
-  machine: RunMachine,
+  machine: CheckpointHost,
   uploadId: string,
   upload: CheckpointQuery,
-): Result<{ created: boolean; checkpoint: CheckpointInfo }> {
+): Result<CheckpointStored | Fenced> {
   const allowed = checkUploader(machine, upload);
   if (!allowed.ok) return allowed;
+  if (allowed.value) return ok(allowed.value);
   const staged = machine.checkpoints.upload(uploadId);
   if (!staged) return fail("conflict", "this checkpoint upload was superseded by a newer one");
   const current = machine.checkpoints.current();
@@ -93,7 +106,7 @@ export function commitCheckpoint(
     // The same bytes landed meanwhile: this upload adds nothing.
     machine.checkpoints.abort(uploadId);
     machine.checkpoints.cover(upload.generation, upload.sourceSeq);
-    return ok({ created: false, checkpoint: (machine.checkpoints.current() ?? current).info });
+    return ok({ kind: "stored", created: false, checkpoint: (machine.checkpoints.current() ?? current).info });
   }
   const { digest, generation, sourceSeq } = upload;
   const checkpoint = machine.checkpoints.commit(
@@ -103,11 +116,11 @@ export function commitCheckpoint(
   );
   const run = machine.mustLoad();
   machine.control(run.epoch, ControlEventType.RUN_CHECKPOINT, { digest, generation, sourceSeq, bytes: staged.bytes });
-  return ok({ created: true, checkpoint });
+  return ok({ kind: "stored", created: true, checkpoint });
 }
 
 /** Drops an unfinished upload (refused, cut off or failed): the current checkpoint stays. */
-export function abortCheckpoint(machine: RunMachine, uploadId: string): Result<null> {
+export function abortCheckpoint(machine: CheckpointHost, uploadId: string): Result<null> {
   machine.checkpoints.abort(uploadId);
   return ok(null);
 }

@@ -1,5 +1,10 @@
+import type { RecoveryHost } from "./recovery.ts";
+import type { QuotaHost } from "./quota.ts";
+import type { PoolRunHost } from "./pool-run.ts";
 import {
   type CommandRecord,
+  type Fenced,
+  fenced,
   ControlEventType,
   isTerminal,
   type RecoveryMode,
@@ -10,6 +15,25 @@ import { notifyDispatcher } from "./pool-run.ts";
 import { exceedQuota } from "./quota.ts";
 import { claimTarget, leaveRecovery } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
+
+/** What a claim needs. */
+export type ClaimHost = Pick<
+  RunMachine,
+  | "approvals"
+  | "claimAllowance"
+  | "commands"
+  | "control"
+  | "limits"
+  | "log"
+  | "mustLoad"
+  | "now"
+  | "setStatus"
+  | "store"
+  | "timers"
+> &
+  RecoveryHost &
+  QuotaHost &
+  PoolRunHost;
 
 /** What a runner's `hello` gets. */
 export type ClaimVerdict =
@@ -24,7 +48,7 @@ export type ClaimVerdict =
   /** No claim, epoch unchanged: the run is terminal, or recovering in a way this hello does not match. */
   | { kind: "rejected"; reason: RejectReason; status: RunStatus; mode?: RecoveryMode }
   /** Another runner claimed since the epoch this one held, or it serves an older generation. */
-  | { kind: "fenced"; epoch: number }
+  | Fenced
   /** The claim allowance (CLAIMS_PER_MINUTE) is used up: nothing changed; try again later. */
   | { kind: "rate_limited" };
 
@@ -50,12 +74,16 @@ export interface Hello {
  * connection cut in between leaves the runner holding the old epoch while the newest claim is
  * already its. The same claimant gets a fresh claim instead of being fenced by its own lost one.
  */
-export function claimRun(machine: RunMachine, hello: Hello): ClaimVerdict {
+export function claimRun(machine: ClaimHost, hello: Hello): ClaimVerdict {
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return { kind: "rejected", reason: "terminal-run", status: run.status };
   const newerClaim = hello.heldEpoch !== undefined && hello.heldEpoch < run.epoch;
-  if (newerClaim && run.runnerId !== hello.runnerId) return { kind: "fenced", epoch: run.epoch };
-  if (hello.generation !== undefined && hello.generation < run.generation) return { kind: "fenced", epoch: run.epoch };
+  if (newerClaim && run.runnerId !== hello.runnerId) {
+    return fenced(run.epoch, `epoch ${hello.heldEpoch} was superseded by a newer claim (epoch ${run.epoch})`);
+  }
+  if (hello.generation !== undefined && hello.generation < run.generation) {
+    return fenced(run.epoch, `generation ${hello.generation} was replaced by generation ${run.generation}`);
+  }
   const target = claimTarget(machine, run, hello);
   if (target.kind === "rejected") {
     const mode = target.mode === undefined ? {} : { mode: target.mode };

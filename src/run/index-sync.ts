@@ -23,10 +23,13 @@ export interface IndexEntry {
   costNanoUsd: number | null;
 }
 
-/** The tenant's list of runs (TenantIndex), as a run's object updates it. */
+/**
+ * The tenant's list of runs, as a run's object updates it: its shards (tenant-index-shards.ts), which
+ * pick the run's shard from its id and creation time.
+ */
 export interface TenantIndexApi {
   upsert(entry: IndexEntry): Promise<void>;
-  remove(runId: string, version: number): Promise<void>;
+  remove(runId: string, version: number, createdAt: number): Promise<void>;
 }
 
 const RETRY_MS = 5_000;
@@ -59,7 +62,7 @@ export async function syncTenantIndex(
   const usage = new UsageStore(storage.sql);
   const cost = usage.usage().total.costUsd;
   try {
-    if (run.purgedAt !== null) await index(run.tenant).remove(run.runId, run.statusVersion);
+    if (run.purgedAt !== null) await index(run.tenant).remove(run.runId, run.statusVersion, run.createdAt);
     else {
       await index(run.tenant).upsert({
         runId: run.runId,

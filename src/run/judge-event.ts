@@ -1,5 +1,5 @@
 import { judgeProducer, type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
-import type { RunnerEvent } from "../protocol/index.ts";
+import { type Fenced, fenced, type RunnerEvent } from "../protocol/index.ts";
 import { canonicalJson } from "./canonical.ts";
 import { generationProducer } from "./claim-epoch.ts";
 
@@ -9,7 +9,7 @@ export type EventVerdict =
   | { kind: "duplicate" }
   | { kind: "conflict"; sourceSeq: number }
   | { kind: "gap"; expected: number }
-  | { kind: "stale_epoch"; epoch: number };
+  | Fenced;
 
 /**
  * Judges one incoming runner event of `generation` with the log core's producer verdict, given
@@ -35,10 +35,13 @@ export function judgeRunnerEvent(
     case "gap":
       return { kind: "gap", expected: verdict.expected };
     case "stale_epoch":
-      return { kind: "stale_epoch", epoch: verdict.current };
+      return fenced(
+        verdict.current,
+        `epoch ${epoch} does not hold the run (the current claim is epoch ${verdict.current})`,
+      );
     case "bad_epoch_start":
       // Runner epochs are opened only by claims, so a runner can never raise its own.
-      return { kind: "stale_epoch", epoch };
+      return fenced(epoch, `epoch ${epoch} was never opened by a claim`);
     case "duplicate": {
       const earlier = stored(event.sourceSeq);
       const same =

@@ -15,6 +15,12 @@ import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 import type { TokenStore } from "./token-store.ts";
 
+/** What a pool run's notices and automatic recovery need. */
+export type PoolRunHost = Pick<
+  RunMachine,
+  "control" | "log" | "mustLoad" | "now" | "outbox" | "store" | "terminalize" | "timers"
+>;
+
 // A pool run (one whose `agent` names a profile) and its dispatcher: what the run tells it, and
 // the run's automatic recovery policy. Notifications go through the outbox (outbox.ts), so each
 // is committed with the change it reports. The dispatcher side is src/pools/.
@@ -79,7 +85,7 @@ function promptOf(input: unknown): string | null {
 
 /** Adds a notification for the run's dispatcher to the outbox; nothing for a run started by hand. */
 export function notifyDispatcher(
-  machine: RunMachine,
+  machine: PoolRunHost,
   kind: PoolNoticeKind,
   fields: { generation?: number; start?: "run" | "resume"; reason?: string } = {},
 ): void {
@@ -105,7 +111,7 @@ export function notifyDispatcher(
 }
 
 /** The dispatch of a recovery decided for a pool run (automatically, or by an operator). */
-export function dispatchRecovery(machine: RunMachine, run: RunRow, mode: "restart" | "resume"): void {
+export function dispatchRecovery(machine: PoolRunHost, run: RunRow, mode: "restart" | "resume"): void {
   const generation = mode === "resume" || machine.log.hasRunnerEvents() ? run.generation + 1 : run.generation;
   notifyDispatcher(machine, "recover", { generation, start: mode === "resume" ? "resume" : "run" });
 }
@@ -116,7 +122,7 @@ export function dispatchRecovery(machine: RunMachine, run: RunRow, mode: "restar
  * `runner_lost`. `ambiguous`, or policy `manual`, waits for an operator's decision, which is then
  * dispatched the same way (src/run/recovery-decision.ts).
  */
-export function applyRecoveryPolicy(machine: RunMachine, mode: RecoveryMode, reason: string): void {
+export function applyRecoveryPolicy(machine: PoolRunHost, mode: RecoveryMode, reason: string): void {
   const run = machine.mustLoad();
   if (run.queue === null) return;
   if (run.recoveryPolicy !== "auto" || mode === "ambiguous") {
@@ -150,7 +156,7 @@ export type TakeBack = "claimed" | "finished" | "taken_back";
  * runner token is revoked, so the host it went to can no longer claim once the run is offered
  * elsewhere. Being one transaction, a claim lands either before it (kept) or after (refused).
  */
-export function takeBackAssignment(machine: RunMachine, tokens: TokenStore, tokenId: string | null): TakeBack {
+export function takeBackAssignment(machine: PoolRunHost, tokens: TokenStore, tokenId: string | null): TakeBack {
   const { status } = machine.mustLoad();
   if (isTerminal(status)) return "finished";
   if (status === "running" || status === "waiting" || status === "stalled") return "claimed";

@@ -1,6 +1,14 @@
+import type { RecoveryHost } from "./recovery.ts";
 import { ControlEventType, fail, ok, type RecoverBody, type Result } from "../protocol/index.ts";
 import { dispatchRecovery } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
+
+/** What an operator's recovery decision needs. */
+export type RecoveryDecisionHost = Pick<
+  RunMachine,
+  "checkpoints" | "control" | "decisions" | "mustLoad" | "now" | "store" | "terminalize"
+> &
+  RecoveryHost;
 
 /**
  * An operator decides how a recovering run goes on: `resume` (needs a provider session and a
@@ -10,7 +18,7 @@ import type { RunMachine } from "./run-machine.ts";
  * is a conflict.
  */
 export function decideRecovery(
-  machine: RunMachine,
+  machine: RecoveryDecisionHost,
   body: RecoverBody,
 ): Result<{ created: boolean; decision: RecoverBody }> {
   const decisions = machine.decisions;

@@ -1,3 +1,5 @@
+import type { WebhookHost } from "./webhook-notices.ts";
+import type { PoolRunHost } from "./pool-run.ts";
 import { ControlEventType } from "../protocol/index.ts";
 import { notifyWebhooks } from "./webhook-notices.ts";
 import type { RecoveryMode, RejectReason } from "../protocol/index.ts";
@@ -6,12 +8,30 @@ import { applyRecoveryPolicy } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 
+/** What entering, leaving and lapsing recovery need. */
+export type RecoveryHost = Pick<
+  RunMachine,
+  | "approvals"
+  | "checkpoints"
+  | "commands"
+  | "control"
+  | "log"
+  | "mustLoad"
+  | "now"
+  | "setStatus"
+  | "store"
+  | "terminalize"
+  | "timers"
+> &
+  WebhookHost &
+  PoolRunHost;
+
 // A run whose runner and its sandbox are gone: which recovery the evidence allows, entering and
 // leaving `recovering`, and which claims it takes meanwhile. Operators' decisions are in
 // recovery-decision.ts. The rules are docs/PROTOCOL.md's "Recovery".
 
 /** The recovery mode the run's evidence allows, and why. */
-export function recoveryMode(machine: RunMachine, run: RunRow): { mode: RecoveryMode; reason: string } {
+export function recoveryMode(machine: RecoveryHost, run: RunRow): { mode: RecoveryMode; reason: string } {
   const checkpoint = machine.checkpoints.current()?.info ?? null;
   const anyEvents = machine.log.hasRunnerEvents();
   if (run.nativeSession === null && !anyEvents) {
@@ -35,7 +55,7 @@ export function recoveryMode(machine: RunMachine, run: RunRow): { mode: Recovery
 }
 
 /** The takeover window passed with no runner: the run waits for recovery, up to recoverMs. */
-export function enterRecovery(machine: RunMachine, run: RunRow): void {
+export function enterRecovery(machine: RecoveryHost, run: RunRow): void {
   const { mode, reason } = recoveryMode(machine, run);
   const deadline = machine.now + run.timeouts.recoverMs;
   machine.store.setRecovery({ mode, reason, since: machine.now, deadline }, true);
@@ -48,7 +68,7 @@ export function enterRecovery(machine: RunMachine, run: RunRow): void {
 }
 
 /** The recover deadline passed with nobody recovering the run. */
-export function recoveryLapsed(machine: RunMachine, run: RunRow): void {
+export function recoveryLapsed(machine: RecoveryHost, run: RunRow): void {
   if (run.status !== "recovering") return;
   machine.terminalize(
     {
@@ -74,7 +94,7 @@ export type ClaimTarget =
  * generation; `ambiguous` takes none until an operator decides. (Older generations are fenced
  * before this is asked.)
  */
-export function claimTarget(machine: RunMachine, run: RunRow, hello: Hello): ClaimTarget {
+export function claimTarget(machine: RecoveryHost, run: RunRow, hello: Hello): ClaimTarget {
   const current = run.generation;
   const asked = hello.generation;
   if (run.status !== "recovering" || run.recovery === null) {
@@ -99,7 +119,7 @@ export function claimTarget(machine: RunMachine, run: RunRow, hello: Hello): Cla
  * `unknown`, never sent to the new one. Runs after the claim took its epoch.
  */
 export function leaveRecovery(
-  machine: RunMachine,
+  machine: RecoveryHost,
   before: RunRow,
   target: { generation: number; start: "resume" | "restart" },
   epoch: number,

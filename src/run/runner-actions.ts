@@ -1,4 +1,8 @@
+import type { QuotaHost } from "./quota.ts";
+import type { UsageHost } from "./usage.ts";
 import {
+  type Fenced,
+  fenced,
   type CommandRecord,
   ControlEventType,
   fail,
@@ -16,21 +20,37 @@ import { leaseSlice, type RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 import { enforceBudget } from "./usage.ts";
 
+/** What the claimed runner's frames need. */
+export type RunnerHost = Pick<
+  RunMachine,
+  | "commands"
+  | "control"
+  | "effects"
+  | "log"
+  | "mustLoad"
+  | "noticeRunnerEvent"
+  | "now"
+  | "renewLease"
+  | "terminalize"
+  | "timers"
+> &
+  QuotaHost &
+  UsageHost;
+
 // What the runner holding the current claim does to the run, one frame at a time.
 
 /**
- * The frame's epoch is not the current claim's, or the claim lapsed when the run went
- * recovering: nothing was done; the sender is fenced.
+ * Fenced when the frame's epoch is not the current claim's, or the claim lapsed when the run went
+ * recovering: nothing was done. Null when `epoch` holds the run.
  */
-export type StaleEpoch = { kind: "stale_epoch"; epoch: number };
-
-/** A lapsed claim (see StaleEpoch), or null when `epoch` holds the run. */
-function lapsed(run: RunRow, epoch: number): StaleEpoch | null {
-  return epoch !== run.epoch || run.status === "recovering" ? { kind: "stale_epoch", epoch: run.epoch } : null;
+function lapsed(run: RunRow, epoch: number): Fenced | null {
+  if (epoch !== run.epoch)
+    return fenced(run.epoch, `epoch ${epoch} does not hold the run (the current claim is epoch ${run.epoch})`);
+  return run.status === "recovering" ? fenced(run.epoch, "the claim lapsed when the run went recovering") : null;
 }
 
 export type BatchVerdict =
-  | StaleEpoch
+  | Fenced
   | { kind: "terminal"; status: RunStatus }
   /** The batch would pass the run's byte quota: nothing stored, the run failed `quota_exceeded`. */
   | { kind: "quota_exceeded" }
@@ -45,14 +65,17 @@ export type BatchVerdict =
  * the lease and the idle deadline.
  */
 export function storeBatch(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   generation: number,
   events: RunnerEvent[],
 ): BatchVerdict {
   const run = machine.mustLoad();
   const stale =
-    lapsed(run, epoch) ?? (generation === run.generation ? null : { kind: "stale_epoch", epoch: run.epoch });
+    lapsed(run, epoch) ??
+    (generation === run.generation
+      ? null
+      : fenced(run.epoch, `generation ${generation} is not the run's current generation (${run.generation})`));
   if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
   machine.renewLease(run, 0);
@@ -63,7 +86,7 @@ export function storeBatch(
   for (const event of events) {
     const verdict = judgeRunnerEvent(runner, epoch, generation, event, stored);
     if (verdict.kind === "duplicate") continue;
-    if (verdict.kind === "stale_epoch") return verdict;
+    if (verdict.kind === "fenced") return verdict;
     if (verdict.kind !== "accepted") {
       stoppedAt = verdict;
       break;
@@ -96,7 +119,7 @@ export function storeBatch(
 }
 
 /** A heartbeat: renews the lease (and resumes a stalled run). */
-export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed" } | StaleEpoch {
+export function heartbeat(machine: RunnerHost, epoch: number): { kind: "renewed" } | Fenced {
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return stale;
@@ -106,10 +129,10 @@ export function heartbeat(machine: RunMachine, epoch: number): { kind: "renewed"
 
 /** The runner's outcome. Repeating it is harmless; a different outcome for an ended run is refused. */
 export function completeRun(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   outcome: RunnerOutcome,
-): Result<{ kind: "completed"; status: RunStatus } | StaleEpoch> {
+): Result<{ kind: "completed"; status: RunStatus } | Fenced> {
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return ok(stale);
@@ -125,10 +148,10 @@ export function completeRun(
 
 /** The runner's report on one command: delivered, then applied or rejected, never back. */
 export function ackCommand(
-  machine: RunMachine,
+  machine: RunnerHost,
   epoch: number,
   ack: { controllerSeq: number; commandId: string; state: "delivered" | "applied" | "rejected" },
-): Result<{ kind: "acked"; command: CommandRecord } | StaleEpoch> {
+): Result<{ kind: "acked"; command: CommandRecord } | Fenced> {
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return ok(stale);

@@ -13,6 +13,9 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
+/** What usage accounting and the budget need: the usage store, and cancelling the run. */
+export type UsageHost = Pick<RunMachine, "effects" | "mustLoad" | "now" | "submitCommand" | "terminalize" | "usage">;
+
 // A run's provider usage: the `agent.usage` deltas its runner reports, summed per generation and
 // per UTC day in the transaction that stores each event, so the totals are exactly the events'.
 
@@ -156,10 +159,7 @@ export function budgetPassed(budget: Budget | null, total: UsageTotals): string 
  * (nothing else to notice in it). Usage that is not a UsageDelta stays in the log as the agent
  * wrote it and is not counted.
  */
-export function noticeUsage(
-  machine: RunMachine,
-  event: { type: string; data?: unknown; generation?: number },
-): boolean {
+export function noticeUsage(machine: UsageHost, event: { type: string; data?: unknown; generation?: number }): boolean {
   const own = event.type === AGENT_USAGE;
   const reported = own ? event.data : (event.data as Record<string, unknown> | null | undefined)?.[USAGE_MEMBER];
   if (reported === undefined) return own;
@@ -176,7 +176,7 @@ export function noticeUsage(
  * (budget_exceeded) at once, its runner told to stop the agent as with any cancel by the object.
  * True when it was. Once terminal, no later batch is stored, so this happens exactly once.
  */
-export function enforceBudget(machine: RunMachine): boolean {
+export function enforceBudget(machine: UsageHost): boolean {
   if (!machine.effects.usageChanged) return false;
   const run = machine.mustLoad();
   if (isTerminal(run.status)) return false;

@@ -1,7 +1,11 @@
+import type { RecordSources } from "./run-record.ts";
 import { createHash } from "node:crypto";
 import { BUDGET_EXCEEDED, type Outcome, type RunRecord, type WebhookEventType } from "../protocol/index.ts";
 import { runRecord } from "./run-record.ts";
 import type { RunMachine } from "./run-machine.ts";
+
+/** What webhook notices need: the run record they carry, and the outbox. */
+export type WebhookHost = Pick<RunMachine, "mustLoad" | "now" | "outbox" | "timers"> & RecordSources;
 
 // What a run tells its tenant's webhooks (src/objects/webhook-object.ts): one outbox row per
 // (run, event), committed with the status change it reports, so a crash after the commit loses
@@ -35,7 +39,7 @@ export function webhookMessageId(tenant: string, runId: string, key: string): st
  * another in the same run: the approval's request id for run.waiting, the recovery episode for
  * run.recovering; terminal events happen once.
  */
-export function notifyWebhooks(machine: RunMachine, type: WebhookEventType, occurrence = "once"): void {
+export function notifyWebhooks(machine: WebhookHost, type: WebhookEventType, occurrence = "once"): void {
   const run = machine.mustLoad();
   const key = `${WEBHOOK_TARGET}:${type}:${occurrence}`;
   const notice: WebhookNotice = {
@@ -50,7 +54,7 @@ export function notifyWebhooks(machine: RunMachine, type: WebhookEventType, occu
 }
 
 /** The events a run's end sends: its status, and run.budget_exceeded first when a budget ended it. */
-export function notifyRunEnded(machine: RunMachine, outcome: Outcome): void {
+export function notifyRunEnded(machine: WebhookHost, outcome: Outcome): void {
   if (outcome.error?.code === BUDGET_EXCEEDED) notifyWebhooks(machine, "run.budget_exceeded");
   notifyWebhooks(machine, `run.${outcome.status}`);
 }

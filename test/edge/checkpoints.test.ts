@@ -223,7 +223,14 @@ describe("checkpoint uploads", () => {
       sourceSeq: 1,
       body,
     });
-    expect((await json(old, 409)).error.code).toBe("fenced");
+    // The same verdict the socket gives a superseded runner (`fenced {epoch}`): the current epoch.
+    expect(await json(old, 409)).toEqual({
+      error: {
+        code: "fenced",
+        message: `epoch ${live.epoch} does not hold the run (the current claim is epoch ${successor.epoch})`,
+      },
+      epoch: successor.epoch,
+    });
     successor.runner.close();
     await lose(live.runId);
     const upload = { epoch: successor.epoch, generation: 1, sourceSeq: 1, body };

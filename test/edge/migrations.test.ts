@@ -4,6 +4,7 @@ import { applyMigrations, type Migration, schemaVersion } from "../../src/object
 import { RUN_MIGRATIONS } from "../../src/objects/run-schema.ts";
 import { STREAM_MIGRATIONS } from "../../src/objects/stream-schema.ts";
 import { TENANT_INDEX_MIGRATIONS } from "../../src/objects/tenant-index-schema.ts";
+import { shardLayout, shardName, shardOf } from "../../src/objects/tenant-index-shards.ts";
 import { allEvents, call, createRun, getRun, json, KEY_B, runnerTranscript, runObject, timers } from "./helpers.ts";
 import { waitFor } from "../support/wait.ts";
 import { lose, runWith, session } from "./recovery-helpers.ts";
@@ -315,7 +316,9 @@ describe("schema migrations", () => {
   it("the tenant index and stream objects record their schema versions too", async () => {
     const { run } = await createRun({}, KEY_B);
     await json(await call("/v1/runs?limit=1", { key: KEY_B }), 200);
-    const index = env.TENANTS.get(env.TENANTS.idFromName("tenant-b"));
+    // The index shard the run's id and creation time place it in (tenant-index-shards.ts).
+    const shard = shardOf(shardLayout(env), run.id, Date.parse((await getRun(run.id, KEY_B)).createdAt));
+    const index = env.TENANTS.get(env.TENANTS.idFromName(shardName("tenant-b", shard)));
     const indexed = await runInDurableObject(index, (_instance, state) => ({
       version: schemaVersion(state.storage.sql),
       listed: state.storage.sql.exec("SELECT run_id FROM runs WHERE run_id = ?", run.id).toArray().length,

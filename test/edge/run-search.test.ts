@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { tenantIndexStub } from "../../src/objects/stubs.ts";
 import type { TenantIndex } from "../../src/objects/tenant-index.ts";
+import { type ShardLayout, shardName, shardOf, tenantIndex } from "../../src/objects/tenant-index-shards.ts";
 import { RUN_STATUSES, type RunFilters, type RunStatus } from "../../src/protocol/index.ts";
 import type { IndexEntry } from "../../src/run/index-sync.ts";
 import { mulberry32 } from "../faults/support/seed.ts";
@@ -9,6 +10,8 @@ import { mulberry32 } from "../faults/support/seed.ts";
 // 10,000 runs with random tags, metadata, agents, statuses and creation times (many sharing a
 // millisecond) in one tenant's index, then every combination of the list's filters asked of it and
 // of a plain in-memory model of what the list means: the same runs in the same order, every page.
+// The same runs go into a sharded index too (some created before its sharding, so in shard 0 as a
+// tenant indexed before sharding has them): its merged list must give the model's answer as well.
 
 const SEED = Number(process.env.SEARCH_SEED ?? 20261201);
 const RUNS = 10_000;
@@ -52,6 +55,8 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
     const tenant = `search-${SEED}-${crypto.randomUUID()}`;
     const index = tenantIndexStub(env, tenant);
     const stub = env.TENANTS.get(env.TENANTS.idFromName(tenant));
+    const layout: ShardLayout = { shards: 5, shardedSince: BASE + 1_000 };
+    const sharded = tenantIndex(env, `${tenant}-sharded`, layout);
     const runs: ModelRun[] = [];
     for (let n = 0; n < RUNS; n++) {
       const tags = TAGS.filter(() => next() < 0.15).slice(0, 10);
@@ -90,16 +95,29 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
     await runInDurableObject(stub, (instance: TenantIndex) => {
       for (const run of runs) instance.upsert(entry(run, 1));
     });
+    const perShard = Array.from({ length: layout.shards }, (): ModelRun[] => []);
+    for (const run of runs) perShard[shardOf(layout, run.runId, run.createdAt)]?.push(run);
+    for (const [shard, held] of perShard.entries()) {
+      // Every shard holds runs (the merge is tested, not one shard's list), shard 0 the most.
+      expect(held.length, `runs in shard ${shard}`).toBeGreaterThan(RUNS / layout.shards / 2);
+      const shardStub = env.TENANTS.get(env.TENANTS.idFromName(shardName(`${tenant}-sharded`, shard)));
+      await runInDurableObject(shardStub, (instance: TenantIndex) => {
+        for (const run of held) instance.upsert(entry(run, 1));
+      });
+    }
     // Later lives: some runs move on (a newer status), some are purged, some get an older sync late.
     const later = runs.filter(() => next() < 0.2);
     for (const run of later) {
       if (next() < 0.3) {
         run.removed = true;
         await index.remove(run.runId, 3);
+        await sharded.remove(run.runId, 3, run.createdAt);
       } else {
         run.status = pick(RUN_STATUSES);
-        await index.upsert(entry(run, 2));
-        await index.upsert({ ...entry(run, 1), status: "queued" });
+        for (const target of [index, sharded]) {
+          await target.upsert(entry(run, 2));
+          await target.upsert({ ...entry(run, 1), status: "queued" });
+        }
       }
     }
 
@@ -121,28 +139,33 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
         const expected = modelList(runs, filters);
         // Small pages, but no more than 30 of them for a broad filter.
         filters.limit = Math.min(200, Math.max(filters.limit, Math.ceil(expected.length / 30)));
-        const got: string[] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page <= RUNS; page++) {
-          const answer = await index.list({ ...filters, cursor });
-          if (!answer.ok) throw new Error(`list refused ${JSON.stringify(filters)}: ${answer.message}`);
-          pagesRead++;
-          got.push(...answer.value.runs.map((listed) => listed.runId));
-          expect(
-            answer.value.runs.length,
-            `a page holds at most limit runs (${JSON.stringify(filters)})`,
-          ).toBeLessThanOrEqual(filters.limit);
-          if (answer.value.nextCursor === null) break;
-          cursor = answer.value.nextCursor;
+        for (const [name, lister] of [
+          ["one index", index],
+          ["5 shards", sharded],
+        ] as const) {
+          const got: string[] = [];
+          let cursor: string | undefined;
+          for (let page = 0; page <= RUNS; page++) {
+            const answer = await lister.list({ ...filters, cursor });
+            if (!answer.ok) throw new Error(`${name}: list refused ${JSON.stringify(filters)}: ${answer.message}`);
+            pagesRead++;
+            got.push(...answer.value.runs.map((listed) => listed.runId));
+            expect(
+              answer.value.runs.length,
+              `${name}: a page holds at most limit runs (${JSON.stringify(filters)})`,
+            ).toBeLessThanOrEqual(filters.limit);
+            if (answer.value.nextCursor === null) break;
+            cursor = answer.value.nextCursor;
+          }
+          expect(got, `${name}, seed ${SEED}, filters ${JSON.stringify(filters)}`).toEqual(expected);
         }
-        expect(got, `seed ${SEED}, filters ${JSON.stringify(filters)}`).toEqual(expected);
         combinations++;
       }
     }
     expect(combinations).toBe(64 * 3);
     // The filters were not all empty-handed: a model that always answers nothing would fail here.
-    expect(pagesRead).toBeGreaterThan(64 * 3);
-  }, 170_000);
+    expect(pagesRead).toBeGreaterThan(2 * 64 * 3);
+  }, 340_000);
 
   it("a listed run carries its agent, tags and usage; a purged run's metadata no longer finds it", async () => {
     const index = tenantIndexStub(env, `search-one-${crypto.randomUUID()}`);

@@ -38,7 +38,7 @@ export async function handleRunnerFrame(
       const result = await host.operate((m) => ok(storeBatch(m, frame.epoch, claimed.generation, frame.events)));
       if (!result.ok) return sendFailure(ws, result);
       const verdict = result.value;
-      if (verdict.kind === "stale_epoch") return fence(host, ws, verdict.epoch);
+      if (verdict.kind === "fenced") return fence(host, ws, verdict.epoch);
       // The runner was told (an error frame, then `rejected`) as the run failed.
       if (verdict.kind === "quota_exceeded" || verdict.kind === "budget_exceeded") return;
       if (verdict.kind === "terminal") {
@@ -55,19 +55,19 @@ export async function handleRunnerFrame(
     }
     case "heartbeat": {
       const result = await host.operate((m) => ok(heartbeat(m, frame.epoch)));
-      if (result.ok && result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
+      if (result.ok && result.value.kind === "fenced") return fence(host, ws, result.value.epoch);
       return;
     }
     case "complete": {
       const result = await host.operate((m) => completeRun(m, frame.epoch, frame.outcome));
       if (!result.ok) return sendFailure(ws, result);
-      if (result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
+      if (result.value.kind === "fenced") return fence(host, ws, result.value.epoch);
       return send(ws, { type: "completed", status: result.value.status });
     }
     case "commandAck": {
       const result = await host.operate((m) => ackCommand(m, frame.epoch, frame));
       if (!result.ok) return sendFailure(ws, result);
-      if (result.value.kind === "stale_epoch") return fence(host, ws, result.value.epoch);
+      if (result.value.kind === "fenced") return fence(host, ws, result.value.epoch);
       return;
     }
   }
