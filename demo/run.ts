@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DEFAULT_URL, EXIT } from "../agent-run/src/args.ts";
-import { Api, CliError, runPath } from "../agent-run/src/client.ts";
+import { ApiError, createClient } from "@agent-run/client";
 import { consoleLink } from "../agent-run/src/format.ts";
 import { exitForStatus } from "../agent-run/src/watch.ts";
 import type { RunRecord } from "../src/protocol/index.ts";
@@ -25,7 +25,7 @@ const state = process.env.AGENT_RUN_DEMO_STATE || path.join(REPO, ".data");
 const SERVER_READY_MS = 90_000;
 const POLL_MS = 500;
 
-const api = new Api(url, key);
+const api = createClient({ url, key, attempts: 1 });
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -37,10 +37,10 @@ interface Server {
 /** Is anything answering? A verdict (401) counts as an answer; a refused connection does not. */
 async function answering(): Promise<boolean> {
   try {
-    await api.call("GET", "/v1/runs?limit=1");
+    await api.listRuns({ limit: 1 });
     return true;
   } catch (err) {
-    if (err instanceof CliError && err.status !== undefined) throw err;
+    if (err instanceof ApiError && err.status !== undefined) throw err;
     return false;
   }
 }
@@ -49,7 +49,7 @@ async function ensureServer(): Promise<Server> {
   if (await answering()) return { started: false, stop: async () => {} };
   const target = new URL(url);
   if (!["localhost", "127.0.0.1"].includes(target.hostname)) {
-    throw new CliError("unreachable", `nothing answers on ${url}, and only a local server can be started here`);
+    throw new ApiError("unreachable", `nothing answers on ${url}, and only a local server can be started here`);
   }
   say(`nothing answers on ${url}; starting a local server for this demo (it stops when the demo ends)`);
   const child = spawn(
@@ -75,7 +75,7 @@ async function ensureServer(): Promise<Server> {
   while (!(await answering())) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new CliError("server_start", `wrangler dev did not answer on ${url}: ${output.slice(-1500)}`);
+      throw new ApiError("server_start", `wrangler dev did not answer on ${url}: ${output.slice(-1500)}`);
     }
     await sleep(250);
   }
@@ -116,18 +116,18 @@ interface Pool {
 
 /** A connected pool host serving the demo profile, or one started for this demo. */
 async function ensurePool(dir: string): Promise<Pool> {
-  const { hosts } = (await api.call<{ hosts: { profiles: string[]; queue: string }[] }>("GET", "/v1/pools")).body;
+  const { hosts } = await api.pools();
   if (hosts.some((h) => h.queue === "default" && h.profiles.includes("demo"))) {
     return { started: false, gone: () => null, stop: async () => {} };
   }
-  const minted = (await api.call<{ id: string; key: string }>("POST", "/v1/pool-keys", { label: "npm run demo" })).body;
+  const minted = await api.mintPoolKey({ label: "npm run demo" });
   const pool = launchPoolHost({ url, key: minted.key, slots: 1, dir, quiet: true });
   return {
     started: true,
     gone: () => (pool.exited() ? `the demo's pool host exited ${pool.child.exitCode ?? pool.child.signalCode}` : null),
     async stop() {
       await pool.stop();
-      await api.call("DELETE", `/v1/pool-keys/${minted.id}`).catch(() => {});
+      await api.revokePoolKey(minted.id).catch(() => {});
     },
   };
 }
@@ -149,7 +149,7 @@ async function follow(runId: string, pool: Pool, command: (sub: string) => strin
       // it may have exited because the run just ended: look once more before calling it early
       const last = await api.getRun(runId);
       if (exitForStatus(last.status) !== null) return last;
-      throw new CliError("pool_exit", `${gone} before the run ended`);
+      throw new ApiError("pool_exit", `${gone} before the run ended`);
     }
     await sleep(POLL_MS);
   }
@@ -172,7 +172,7 @@ async function main(): Promise<number> {
   };
   process.once("SIGINT", () => {
     say("\ninterrupted: cancelling the demo run");
-    const cancel = runId ? api.call("POST", runPath(runId, "/cancel"), { reason: "demo interrupted" }) : null;
+    const cancel = runId ? api.cancel(runId, { reason: "demo interrupted" }) : null;
     void (cancel ?? Promise.resolve())
       .catch(() => {})
       .then(shutdown)
@@ -181,15 +181,13 @@ async function main(): Promise<number> {
   try {
     pool = await ensurePool(dir);
     runId = `demo-${Date.now().toString(36)}`;
-    await api.call<{ run: RunRecord }>("POST", "/v1/runs", {
+    await api.createRun({
       runId,
       agent: "demo",
       input: { prompt: "The payments tests fail; find out why and fix it." },
       metadata: { demo: true },
     });
-    const viewer = (
-      await api.call<{ token: string }>("POST", runPath(runId, "/tokens"), { role: "viewer", interact: true })
-    ).body;
+    const viewer = await api.mintToken(runId, { role: "viewer", interact: true });
     const env = [
       process.env.AGENT_RUN_KEY ? "" : `AGENT_RUN_KEY=${key} `,
       // Set for the demo alone (`AGENT_RUN_URL=… npm run demo`), it is not in the next shell: say it.
@@ -212,7 +210,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const code = err instanceof CliError ? err.code : "internal";
+    const code = err instanceof ApiError ? err.code : "internal";
     process.stderr.write(`demo: ${code}: ${(err as Error).message}\n`);
     process.exit(EXIT.error);
   },

@@ -1,41 +1,29 @@
-/** The control plane's HTTP API, with every failure turned into one CliError (code and message). */
+/**
+ * The control plane's HTTP API for the CLI: the SDK's client (@agent-run/client) with the CLI's
+ * own touches — answers made terminal-safe for printing, and hints in its error messages.
+ */
+import { ApiError, Client } from "@agent-run/client";
 import type { RunRecord } from "../../src/protocol/index.ts";
 import { terminalValue } from "./safe-text.ts";
 
-/** An HTTP, network or socket failure; printed as `agent-run: <code>: <message>`. */
-export class CliError extends Error {
-  readonly code: string;
-  /** The HTTP status, when the server answered. */
-  readonly status: number | undefined;
-  constructor(code: string, message: string, status?: number) {
-    super(message);
-    this.code = code;
-    this.status = status;
-  }
-
-  /** True when the server gave a verdict (4xx), so trying again would get the same answer. */
-  get isVerdict(): boolean {
-    return this.status !== undefined && this.status >= 400 && this.status < 500;
-  }
-}
+/** Every failure the CLI prints as `agent-run: <code>: <message>`: the SDK's error, and usage errors. */
+export const CliError = ApiError;
+export type CliError = ApiError;
 
 const REQUEST_TIMEOUT_MS = 30_000;
-
-interface ErrorJson {
-  error?: { code?: unknown; message?: unknown };
-  status?: unknown;
-  finishedAt?: unknown;
-}
 
 export class Api {
   readonly url: string;
   readonly key: string;
   /** Answers are printed as text: their strings come back terminal-safe (safe-text.ts). */
   readonly forTerminal: boolean;
+  readonly client: Client;
   constructor(url: string, key: string, options: { forTerminal?: boolean } = {}) {
     this.url = url;
     this.key = key;
     this.forTerminal = options.forTerminal ?? true;
+    // One attempt: the CLI's commands report what happened rather than retrying behind the user.
+    this.client = new Client({ url, key, attempts: 1, timeoutMs: REQUEST_TIMEOUT_MS });
   }
 
   /** `path` is encoded by the caller (see `runPath`). Resolves with the parsed JSON body of a 2xx. */
@@ -45,32 +33,12 @@ export class Api {
     body?: unknown,
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<{ status: number; body: T }> {
-    const target = this.url + path;
-    let res: Response;
     try {
-      res = await fetch(target, {
-        method,
-        headers: { authorization: `Bearer ${this.key}`, "content-type": "application/json" },
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      const answer = await this.client.transport.send<T>({ method, path, body, timeoutMs, idempotent: false });
+      return { status: answer.status, body: (this.forTerminal ? terminalValue(answer.body) : answer.body) as T };
     } catch (err) {
-      throw networkError(this.url, err, timeoutMs);
+      throw withHint(err);
     }
-    const text = await res.text().catch((err: unknown) => {
-      throw networkError(this.url, err, timeoutMs);
-    });
-    let json: unknown;
-    try {
-      json = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (!res.ok) throw httpError(res, json, text);
-    if (json === undefined) {
-      throw new CliError("bad_response", `${method} ${path} answered ${res.status} without a JSON body`, res.status);
-    }
-    return { status: res.status, body: (this.forTerminal ? terminalValue(json) : json) as T };
   }
 
   async getRun(runId: string, timeoutMs?: number): Promise<RunRecord> {
@@ -82,27 +50,13 @@ export function runPath(runId: string, rest = ""): string {
   return `/v1/runs/${encodeURIComponent(runId)}${rest}`;
 }
 
-function httpError(res: Response, json: unknown, text: string): CliError {
-  const body = (json ?? {}) as ErrorJson;
-  const code = typeof body.error?.code === "string" ? body.error.code : `http_${res.status}`;
-  let message = typeof body.error?.message === "string" ? body.error.message : describeBody(res, text);
-  if (code === "gone" && typeof body.status === "string") {
-    message += ` (it had ${body.status}${typeof body.finishedAt === "string" ? ` at ${body.finishedAt}` : ""})`;
+/** The CLI's words on top of the SDK's: how to start a server, and how a purged run had ended. */
+export function withHint(err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  if (err.code === "unreachable") err.message += "; is the server running? (npm start)";
+  const body = err.body as { status?: unknown; finishedAt?: unknown } | undefined;
+  if (err.code === "gone" && typeof body?.status === "string") {
+    err.message += ` (it had ${body.status}${typeof body.finishedAt === "string" ? ` at ${body.finishedAt}` : ""})`;
   }
-  return new CliError(code, message, res.status);
-}
-
-function describeBody(res: Response, text: string): string {
-  const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
-  return `${res.status} ${res.statusText}${snippet ? `: ${snippet}` : ""}`.trim();
-}
-
-/** A failure to talk to the server at all: refused, reset, DNS, or no answer in time. */
-export function networkError(url: string, err: unknown, timeoutMs = REQUEST_TIMEOUT_MS): CliError {
-  const error = err as Error & { cause?: { code?: string; message?: string } };
-  if (error.name === "TimeoutError" || error.name === "AbortError") {
-    return new CliError("timeout", `${url} did not answer within ${timeoutMs} ms`);
-  }
-  const cause = error.cause?.code ?? error.cause?.message ?? error.message;
-  return new CliError("unreachable", `cannot reach ${url} (${cause}); is the server running? (npm start)`);
+  return err;
 }

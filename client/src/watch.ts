@@ -135,7 +135,7 @@ export async function* watchRun(
       if (Date.now() - lostAt >= giveUpMs) {
         throw new ApiError(
           "unreachable",
-          `lost the watch of ${runId} (${reason}) and could not reconnect within ${giveUpMs} ms`,
+          `lost the watch connection to ${client.url} (${reason}) and could not reconnect within ${giveUpMs} ms`,
         );
       }
       yield { type: "connection", reason, lastSeq };
