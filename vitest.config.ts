@@ -56,6 +56,7 @@ export default defineConfig({
       // The few edge behaviours only a real connection shows, against a real `wrangler dev`.
       nodeProject({ name: "edge-dev", include: ["test/edge/dev/**/*.test.ts"], testTimeout: 60_000 }),
       nodeProject({ name: "bridge", include: ["test/bridge/**/*.test.ts"], testTimeout: 120_000 }),
+      nodeProject({ name: "client", include: ["test/client/**/*.test.ts"], testTimeout: 120_000 }),
       // Runner pools: real `runner-bridge pool` hosts taking runs from a real `wrangler dev`.
       nodeProject({ name: "pools", include: ["test/pools/**/*.test.ts"], testTimeout: 180_000 }),
       // A representative subset again with every agent under --sandbox os (exactness, takeover,

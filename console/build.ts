@@ -17,6 +17,9 @@ const INPUTS = [
   path.join(ROOT, "public"),
   path.join(ROOT, "build.ts"),
   path.join(ROOT, "../src/security-headers.ts"),
+  // bundled into the console too: the SDK's transcript fold and the wire types it reads
+  path.join(ROOT, "../client/src"),
+  path.join(ROOT, "../src/protocol"),
 ];
 
 function newestMtime(entry: string): number {

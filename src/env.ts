@@ -35,6 +35,9 @@ export interface Env {
   INTERACT_TOKEN_MAX_TTL_MS?: string;
   /** How long a long-poll stream read waits for data, in milliseconds (default 20000). */
   STREAM_LONG_POLL_MS?: string;
+  /** GET|POST /v1/runs/:runId/agui: heartbeat when idle, and how long one response lasts, in ms (15000, 300000). */
+  AGUI_HEARTBEAT_MS?: string;
+  AGUI_STREAM_LIFETIME_MS?: string;
   // Per-run bounds (defaults in src/protocol/limits.ts RUN_LIMIT_DEFAULTS, listed in docs/SECURITY.md).
   READ_PAGE_MAX_BYTES?: string;
   VIEWERS_PER_RUN_MAX?: string;

@@ -1,5 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 import { referenceRoutes } from "./openapi/routes.ts";
+import { agui } from "./routes/agui.ts";
 import { apiRouter } from "./routes/api-route.ts";
 import { approvals } from "./routes/approvals.ts";
 import { attach } from "./routes/attach.ts";
@@ -47,6 +48,7 @@ app.route("/v1/runs", approvals);
 app.route("/v1/runs", recovery);
 app.route("/v1/runs", checkpoints);
 app.route("/v1/runs", runStream);
+app.route("/v1/runs", agui);
 app.route("/v1/runs", rerun);
 app.route("/v1/runs", tokens);
 app.route("/v1/runs", runNotifications);

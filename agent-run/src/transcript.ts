@@ -1,14 +1,16 @@
 /**
- * Turns a run's events into a readable transcript: AG-UI text and reasoning joined into one line
- * per message (streamed or whole, `*_CHUNK`), each tool call one line (name and arguments, then
- * `↳` its result, named when other lines came between), approvals with the tool call they are
- * about, turns and the agent's session as short lines, control events one line each, RAW as the
- * agent's own message in compact JSON, anything unknown as one compact JSON line. Stateful: feed
- * it the events in seq order.
+ * Prints a run's transcript, as the SDK's fold (`@agent-run/client/transcript`) assembles it: AG-UI
+ * text and reasoning as one line per message (streamed or whole, `*_CHUNK`), each tool call one
+ * line (name and arguments, then `↳` its result, named when other lines came between), approvals
+ * with the tool call they are about, turns and the agent's session as short lines, control events
+ * one line each, RAW as the agent's own message in compact JSON, anything unknown as one compact
+ * JSON line. What is its own is the terminal: open lines, colours, what a line says. Feed it the
+ * events in seq order.
  */
-import { AGENT_USAGE, type RunEvent, USAGE_MEMBER, UsageDelta } from "../../src/protocol/index.ts";
+import { fields, Transcript as Fold, type ToolRow, TURN_ENDS } from "@agent-run/client/transcript";
+import { AgentEventType, AguiEventType as Agui, ControlEventType, type RunEvent } from "../../src/protocol/index.ts";
 import { clip, clock, compact, type Paint } from "./format.ts";
-import { UsageTally, usageText } from "./usage-text.ts";
+import { usageText } from "./usage-text.ts";
 
 /** Continuation lines of a message line up under its text, past the `HH:MM:SS ` prefix. */
 const INDENT = " ".repeat(9);
@@ -21,32 +23,24 @@ interface OpenLine {
   breaks: number;
 }
 
-interface ToolCall {
-  name: string;
-  args: string;
-  shown: boolean;
-}
-
-const MESSAGE_DELTA = new Set(["TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"]);
-const REASONING_DELTA = new Set([
-  "REASONING_MESSAGE_CONTENT",
-  "REASONING_MESSAGE_CHUNK",
-  "THINKING_TEXT_MESSAGE_CONTENT",
+const MESSAGE_DELTA: ReadonlySet<string> = new Set([Agui.TEXT_MESSAGE_CONTENT, Agui.TEXT_MESSAGE_CHUNK]);
+const REASONING_DELTA: ReadonlySet<string> = new Set([
+  Agui.REASONING_MESSAGE_CONTENT,
+  Agui.REASONING_MESSAGE_CHUNK,
+  Agui.THINKING_TEXT_MESSAGE_CONTENT,
 ]);
-const REASONING_END = new Set(["REASONING_MESSAGE_END", "THINKING_TEXT_MESSAGE_END"]);
-/** Events after which nothing of the turn streams any more. */
-const TURN_ENDS = new Set(["RUN_FINISHED", "RUN_ERROR", "run.finished"]);
+const REASONING_END: ReadonlySet<string> = new Set([Agui.REASONING_MESSAGE_END, Agui.THINKING_TEXT_MESSAGE_END]);
 /** Structure with nothing to show on its own; the deltas it frames are shown. */
-const SILENT = new Set([
-  "TEXT_MESSAGE_START",
-  "TOOL_CALL_START",
-  "TOOL_CALL_ARGS",
-  "REASONING_START",
-  "REASONING_END",
-  "REASONING_MESSAGE_START",
-  "THINKING_START",
-  "THINKING_END",
-  "THINKING_TEXT_MESSAGE_START",
+const SILENT: ReadonlySet<string> = new Set([
+  Agui.TEXT_MESSAGE_START,
+  Agui.TOOL_CALL_START,
+  Agui.TOOL_CALL_ARGS,
+  Agui.REASONING_START,
+  Agui.REASONING_END,
+  Agui.REASONING_MESSAGE_START,
+  Agui.THINKING_START,
+  Agui.THINKING_END,
+  Agui.THINKING_TEXT_MESSAGE_START,
 ]);
 
 export class Transcript {
@@ -55,50 +49,45 @@ export class Transcript {
   private open: OpenLine | null = null;
   /** What the last line written was about (`tool:<id>`, `message:<id>`, …), so a result can say whose it is. */
   private lastKey: string | null = null;
-  private readonly roles = new Map<string, string>();
-  private readonly tools = new Map<string, ToolCall>();
-  /** What each queued command was, so its ack can say so. */
-  private readonly commands = new Map<string, string>();
-  /** Approval requests asked for and not yet resolved or expired, in the order asked. */
-  readonly pendingApprovals = new Set<string>();
-  /** The run's usage as its reports went by (agent.usage, or another event's agentUsage). */
-  readonly usage = new UsageTally();
-  /** The tool call streaming its arguments or running, for the status line. */
-  activeTool: string | null = null;
+  private readonly fold = new Fold();
+  /** Tool calls whose line is printed. */
+  private readonly shown = new Set<string>();
 
   constructor(runId: string, paint: Paint) {
     this.runId = runId;
     this.paint = paint;
   }
 
+  /** Approval requests asked for and not yet resolved or expired, in the order asked. */
+  get pendingApprovals(): ReadonlySet<string> {
+    return this.fold.pendingApprovals;
+  }
+
+  /** The run's usage as its reports went by. */
+  get usage() {
+    return this.fold.usage;
+  }
+
+  /** The tool call streaming its arguments or running, for the status line. */
+  get activeTool(): string | null {
+    return this.fold.activeTool ? (this.fold.activeTool.name ?? "?") : null;
+  }
+
   /** The text for one event; it may end mid-line while a message is streaming. */
   render(event: RunEvent): string {
-    const data = (event.data && typeof event.data === "object" ? event.data : {}) as Data;
+    const row = this.fold.add(event);
+    const data = fields(event.data);
     const type = event.type;
-    const reported = UsageDelta.safeParse(type === AGENT_USAGE ? data : data[USAGE_MEMBER]);
-    if (event.source === "runner" && (type === AGENT_USAGE || data[USAGE_MEMBER] !== undefined) && reported.success) {
-      this.usage.add(reported.data);
-    }
     if (MESSAGE_DELTA.has(type) && typeof data.delta === "string") {
-      const id = str(data.messageId);
-      if (id === undefined) return this.line(event, data.delta);
-      if (typeof data.role === "string") this.roles.set(id, data.role);
-      return this.stream(event, `message:${id}`, `${this.roles.get(id) ?? "assistant"}:`, data.delta, this.paint.bold);
+      if (row.kind !== "message" || !row.identified) return this.line(event, data.delta);
+      return this.stream(event, row.key, `${row.role}:`, data.delta, this.paint.bold);
     }
     if (REASONING_DELTA.has(type) && typeof data.delta === "string") {
       return this.stream(event, `reasoning:${str(data.messageId) ?? ""}`, "thinking:", data.delta, this.paint.dim);
     }
-    if (type === "TEXT_MESSAGE_START") {
-      const id = str(data.messageId);
-      if (id !== undefined && typeof data.role === "string") this.roles.set(id, data.role);
-    }
-    if (type === "TEXT_MESSAGE_END") return this.endStream(`message:${str(data.messageId)}`);
+    if (type === Agui.TEXT_MESSAGE_END) return this.endStream(row.key);
     if (REASONING_END.has(type)) return this.endStream(`reasoning:${str(data.messageId) ?? ""}`);
-    if (type === "TOOL_CALL_START" || type === "TOOL_CALL_ARGS") {
-      this.toolDelta(type, data);
-      return "";
-    }
-    if (type === "TOOL_CALL_CHUNK") return this.toolChunk(event, data);
+    if (type === Agui.TOOL_CALL_CHUNK) return this.toolChunk(event, data);
     if (SILENT.has(type)) return "";
     const cut = TURN_ENDS.has(type) ? this.unfinishedTools(event) : "";
     const text = this.describe(event, type, data);
@@ -119,37 +108,37 @@ export class Transcript {
   private describe(event: RunEvent, type: string, data: Data): string | null {
     const p = this.paint;
     switch (type) {
-      case "TOOL_CALL_END": {
+      case Agui.TOOL_CALL_END: {
         const id = str(data.toolCallId) ?? "";
-        return this.tools.get(id)?.shown ? null : this.toolLine(id);
+        return this.shown.has(id) ? null : this.toolLine(id);
       }
-      case "TOOL_CALL_RESULT":
+      case Agui.TOOL_CALL_RESULT:
         return this.toolResult(str(data.toolCallId) ?? "", data.content);
-      case "RUN_STARTED":
+      case Agui.RUN_STARTED:
         return p.dim("turn started");
-      case "RUN_FINISHED": {
+      case Agui.RUN_FINISHED: {
         const outcome = str((data.outcome as Data | undefined)?.type);
         const how = outcome && outcome !== "success" ? ` · ${outcome}` : "";
         const result = data.result === undefined ? "" : ` · ${compact(data.result, 120)}`;
         return p.dim(`turn finished${how}${result}`);
       }
-      case "RUN_ERROR": {
+      case Agui.RUN_ERROR: {
         const code = data.code ? ` (${data.code})` : "";
         return p.red(`agent error: ${str(data.message) ?? compact(data)}${code}`);
       }
-      case "agent.session":
+      case AgentEventType.AGENT_SESSION:
         return p.dim(`session ${str(data.provider) ?? "?"} ${str(data.id) ?? "?"}`);
-      case "STEP_STARTED":
-      case "STEP_FINISHED":
-        return p.dim(`step ${str(data.stepName) ?? "?"} ${type === "STEP_STARTED" ? "started" : "finished"}`);
-      case "RAW":
+      case Agui.STEP_STARTED:
+      case Agui.STEP_FINISHED:
+        return p.dim(`step ${str(data.stepName) ?? "?"} ${type === Agui.STEP_STARTED ? "started" : "finished"}`);
+      case Agui.RAW:
         // the agent's own message, as it printed it
         return p.dim(`raw${data.source ? ` ${data.source}` : ""}: ${compact(data.event ?? data, 200)}`);
-      case "CUSTOM":
+      case Agui.CUSTOM:
         return `${p.magenta(str(data.name) ?? "custom")} ${compact(data.value ?? null, 200)}`;
-      case "approval.requested":
+      case AgentEventType.APPROVAL_REQUESTED:
         return this.approvalRequested(data);
-      case AGENT_USAGE:
+      case AgentEventType.AGENT_USAGE:
         return this.paint.dim(`usage · run so far ${usageText(this.usage.total)}`);
       default:
         return event.source === "control" ? this.control(type, data) : this.unknown(event);
@@ -159,14 +148,14 @@ export class Transcript {
   private control(type: string, data: Data): string {
     const p = this.paint;
     switch (type) {
-      case "run.created": {
+      case ControlEventType.RUN_CREATED: {
         const agent = data.agent && typeof data.agent === "object" ? (data.agent as Data).name : data.agent;
         const parts = [`run ${str(data.runId) ?? this.runId} created`];
         if (agent !== undefined && agent !== null) parts.push(`agent ${compact(agent, 60)}`);
         if (data.input !== undefined && data.input !== null) parts.push(`input ${compact(data.input, 120)}`);
         return p.magenta(parts.join(" · "));
       }
-      case "run.claimed": {
+      case ControlEventType.RUN_CLAIMED: {
         const parts = [`claimed by ${str(data.runnerId) ?? "?"}`, `epoch ${data.epoch}`];
         if (typeof data.previousEpoch === "number" && data.previousEpoch > 0)
           parts.push(`replaces epoch ${data.previousEpoch}`);
@@ -174,44 +163,42 @@ export class Transcript {
         if (typeof unknown === "number" && unknown > 0) parts.push(`${unknown} command(s) of unknown fate`);
         return p.magenta(parts.join(" · "));
       }
-      case "run.stalled":
+      case ControlEventType.RUN_STALLED:
         return p.yellow(`runner stalled · epoch ${data.epoch}${data.reason ? ` · ${data.reason}` : ""}`);
-      case "run.resumed":
+      case ControlEventType.RUN_RESUMED:
         return p.magenta(`runner back · epoch ${data.epoch}`);
-      case "run.recovering":
+      case ControlEventType.RUN_RECOVERING:
         return p.yellow(`recovering · ${str(data.mode) ?? "?"}${data.reason ? ` · ${data.reason}` : ""}`);
-      case "run.recovery.decided":
+      case ControlEventType.RUN_RECOVERY_DECIDED:
         return p.magenta(`recovery decided · ${str(data.action) ?? "?"} · ${str(data.commandId) ?? "?"}`);
-      case "run.generation.started": {
+      case ControlEventType.RUN_GENERATION_STARTED: {
         const session = data.nativeSession as Data | null | undefined;
         const from = session?.id ? `resumes ${str(session.provider) ?? "?"} ${str(session.id)}` : "starts over";
         return p.magenta(`generation ${data.generation} · ${str(data.mode) ?? "?"} · ${from}`);
       }
-      case "run.checkpoint":
+      case ControlEventType.RUN_CHECKPOINT:
         return p.dim(`checkpoint · generation ${data.generation} up to #${data.sourceSeq} · ${data.bytes} bytes`);
-      case "command.queued": {
+      case ControlEventType.COMMAND_QUEUED: {
         const id = str(data.commandId) ?? "?";
         const summary = commandSummary(data);
-        this.commands.set(id, summary);
         // ids the edge made up itself start with "~"; the operator's own are worth showing
         return p.cyan(`→ ${summary}${id.startsWith("~") ? "" : ` · ${id}`}`);
       }
-      case "command.acked": {
+      case ControlEventType.COMMAND_ACKED: {
         const id = str(data.commandId) ?? "?";
-        return p.dim(`  ${this.commands.get(id) ?? `command ${id}`}: ${str(data.state) ?? "?"}`);
+        const queued = this.fold.commands.get(id);
+        return p.dim(`  ${queued ? commandSummary(queued) : `command ${id}`}: ${str(data.state) ?? "?"}`);
       }
-      case "approval.resolved": {
+      case ControlEventType.APPROVAL_RESOLVED: {
         const id = str(data.requestId) ?? "?";
-        this.pendingApprovals.delete(id);
         const verdict = data.decision === "approve" ? p.green("approved") : p.red("denied");
         return `approval ${id} ${verdict}${data.reason ? ` · ${data.reason}` : ""}`;
       }
-      case "approval.expired": {
+      case ControlEventType.APPROVAL_EXPIRED: {
         const id = str(data.requestId) ?? "?";
-        this.pendingApprovals.delete(id);
         return p.yellow(`approval ${id} expired → denied${data.reason ? ` · ${data.reason}` : ""}`);
       }
-      case "run.finished":
+      case ControlEventType.RUN_FINISHED:
         return this.usage.reports > 0
           ? `${finishedLine(data.outcome, p)}\n${p.dim(`usage · ${usageText(this.usage.total)}`)}`
           : finishedLine(data.outcome, p);
@@ -222,13 +209,12 @@ export class Transcript {
 
   private approvalRequested(data: Data): string {
     const id = str(data.requestId);
-    if (id === undefined) return this.unknown({ type: "approval.requested", data });
-    this.pendingApprovals.add(id);
+    if (id === undefined) return this.unknown({ type: AgentEventType.APPROVAL_REQUESTED, data });
     // the fields that say what is asked; the rest (ids, the native message) stays in --json
     const { requestId: _, rawEvent: _native, timestamp: _at, toolCallId, reason, ...asked } = data;
     const { toolName, toolCallName, tool, input, args, command, ...rest } = asked;
-    const call = typeof toolCallId === "string" ? this.tools.get(toolCallId) : undefined;
-    const name = str(toolName) ?? str(toolCallName) ?? str(tool) ?? call?.name;
+    const call = typeof toolCallId === "string" ? this.fold.tools.get(toolCallId) : undefined;
+    const name = str(toolName) ?? str(toolCallName) ?? str(tool) ?? call?.name ?? (call ? "?" : undefined);
     const detail = input ?? args ?? command ?? (call || Object.keys(rest).length === 0 ? undefined : rest);
     const what = [name, detail === undefined ? undefined : compact(detail, 120)].filter(Boolean).join(" ");
     const why = typeof reason === "string" ? ` (${clip(reason, 120)})` : "";
@@ -240,52 +226,39 @@ export class Transcript {
     return this.paint.dim(clip(JSON.stringify({ type: event.type, data: event.data }), 500));
   }
 
-  private toolDelta(type: string, data: Data): ToolCall {
-    const id = str(data.toolCallId) ?? "";
-    const call = this.tools.get(id) ?? { name: "?", args: "", shown: false };
-    if (type !== "TOOL_CALL_ARGS") call.name = str(data.toolCallName) ?? str(data.name) ?? call.name;
-    if (type !== "TOOL_CALL_START" && typeof data.delta === "string") call.args += data.delta;
-    this.tools.set(id, call);
-    this.activeTool = call.name;
-    return call;
-  }
-
   /** A whole tool call (or a piece of one): its line once its arguments are whole JSON. */
   private toolChunk(event: RunEvent, data: Data): string {
-    const call = this.toolDelta("TOOL_CALL_CHUNK", data);
-    if (call.shown || !(call.args === "" ? data.delta === undefined : parses(call.args))) return "";
     const id = str(data.toolCallId) ?? "";
+    const args = this.fold.tools.get(id)?.args ?? "";
+    if (this.shown.has(id) || !(args === "" ? data.delta === undefined : parses(args))) return "";
     return this.line(event, this.toolLine(id), `tool:${id}`);
   }
 
   private toolLine(id: string): string {
-    const call = this.tools.get(id) ?? { name: "?", args: "", shown: false };
-    call.shown = true;
-    this.tools.set(id, call);
+    const call: Pick<ToolRow, "name" | "args"> = this.fold.tools.get(id) ?? { name: null, args: "" };
+    this.shown.add(id);
     let args = call.args;
     try {
       args = JSON.stringify(JSON.parse(call.args));
     } catch {
       // not JSON (or not finished): shown as it came
     }
-    return `${this.paint.cyan(`tool ${call.name}`)}${args ? ` ${clip(args, 160)}` : ""}`;
+    return `${this.paint.cyan(`tool ${call.name ?? "?"}`)}${args ? ` ${clip(args, 160)}` : ""}`;
   }
 
   /** Lines for the tool calls a turn ended in the middle of streaming, which no line showed yet. */
   private unfinishedTools(event: RunEvent): string {
-    this.activeTool = null;
     let out = "";
-    for (const [id, call] of this.tools) {
-      if (!call.shown) out += this.line(event, `${this.toolLine(id)} ${this.paint.dim("(unfinished)")}`);
+    for (const id of this.fold.tools.keys()) {
+      if (!this.shown.has(id)) out += this.line(event, `${this.toolLine(id)} ${this.paint.dim("(unfinished)")}`);
     }
     return out;
   }
 
   /** `↳` the result under its tool line, or naming its tool when other lines came between. */
   private toolResult(id: string, content: unknown): string {
-    this.activeTool = null;
-    const call = this.tools.get(id);
-    const head = call && !call.shown ? `${this.toolLine(id)}\n` : "";
+    const call = this.fold.tools.get(id);
+    const head = call && !this.shown.has(id) ? `${this.toolLine(id)}\n` : "";
     const whose = head === "" && this.lastKey !== `tool:${id}` ? `${call?.name ?? "tool"}: ` : "";
     return `${head}  ↳ ${whose}${resultSummary(content)}`;
   }

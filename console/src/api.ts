@@ -5,38 +5,19 @@ import type {
   CommandBody,
   CommandRecord,
   ErrorBody,
+  EventsPage,
   RecoverAccepted,
   RecoverBody,
   RunEvent,
   RunRecord,
-  RunStatus,
+  RunsPage,
   TokenBody,
+  PoolHostInfo,
+  QueueInfo,
 } from "../../src/protocol/index.ts";
-import type { PoolHostInfo, QueueInfo } from "./pools/types.ts";
 import type { Credential } from "./session.ts";
 
-/** One row of `GET /v1/runs` (the tenant index's listing). */
-export interface RunListing {
-  runId: string;
-  status: RunStatus;
-  createdAt: string;
-  updatedAt: string;
-  tags?: string[];
-  /** The run's usage totals (from a server that keeps them). */
-  usage?: { inputTokens: number; outputTokens: number; costUsd: number | null };
-}
-
-export interface RunsPage {
-  runs: RunListing[];
-  nextCursor: string | null;
-}
-
-export interface EventsPage {
-  events: RunEvent[];
-  nextAfter: number;
-  hasMore: boolean;
-  status: RunStatus;
-}
+export type { EventsPage, RunListing, RunsPage } from "../../src/protocol/index.ts";
 
 /** A refusal from the API (`{error: {code, message}}` plus extra fields), or `network` when unreachable. */
 export class ApiError extends Error {

@@ -8,11 +8,11 @@ import { fail, ok, type Result, RunId } from "../protocol/index.ts";
 import type { AppContext, AppEnv, Caller, RunAccess, RunEnv, TenantEnv } from "./app-env.ts";
 import { failureResponse } from "./respond.ts";
 
-// Routes a browser reaches without custom headers: the watch socket, and the run stream for
-// EventSource. `?token=` there takes a viewer token only: a URL ends up in logs and histories,
+// Routes a browser reaches without custom headers: the watch socket, and the run stream and the
+// AG-UI stream for EventSource. `?token=` there takes a viewer token only: a URL ends up in logs and histories,
 // and a viewer token is the one credential scoped to reading a single run. It is read on the
 // runner route too, only to refuse a runner token sent that way with a message that says why.
-const QUERY_TOKEN_ROUTE = /^\/v1\/runs\/[^/]+\/(runner|watch|stream)$/;
+const QUERY_TOKEN_ROUTE = /^\/v1\/runs\/[^/]+\/(runner|watch|stream|agui)$/;
 const QUERY_TOKEN_REFUSED = fail(
   "unauthorized",
   "?token= takes only viewer tokens; send API keys and runner tokens as Authorization: Bearer",

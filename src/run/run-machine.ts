@@ -1,5 +1,4 @@
 import {
-  AgentEventType,
   type ApprovalBody,
   type ApprovalRecord,
   CANCEL_GRACE_MS,
@@ -9,7 +8,6 @@ import {
   type ControlEventTypeName,
   type CreateRunBody,
   DEFAULT_RETENTION_MS,
-  type ErrorCode,
   fail,
   isTerminal,
   ok,
@@ -31,11 +29,8 @@ import { purgeRun } from "./purge.ts";
 import { RunLog } from "./run-log.ts";
 import { type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
-import { notifyRunEnded, notifyWebhooks } from "./webhook-notices.ts";
-import { noticeUsage, UsageStore } from "./usage.ts";
-
-/** Why an approval asked past APPROVALS_PENDING_MAX was denied: the error code, as its reason. */
-const REFUSED_APPROVAL = "too_many_approvals" satisfies ErrorCode;
+import { notifyRunEnded } from "./webhook-notices.ts";
+import { UsageStore } from "./usage.ts";
 
 /** Ids the object gives its own commands start with "~", which client command ids cannot. */
 export const DEFAULT_CANCEL_ID = "~cancel";
@@ -52,7 +47,9 @@ export const leaseSlice = (timeouts: { heartbeatMs: number }): number => timeout
 /**
  * The run's state machine over its SQLite tables: creating the run, operators' commands,
  * cancels and approvals, and the steps every operation shares. What a runner's frames do is in
- * claim.ts and runner-actions.ts; what deadlines do, in alarm.ts. Every method runs inside one
+ * claim.ts and runner-actions.ts, what its stored events mean in runner-events.ts; what deadlines
+ * do, in alarm.ts; the API's view of the run is run-record.ts. Each of those modules takes the
+ * slice of this machine it names (its *Host type), not the whole of it. Every method runs inside one
  * storage transaction held by the caller and records what must happen afterwards in `effects`.
  */
 export class RunMachine {
@@ -316,51 +313,5 @@ export class RunMachine {
     this.timers.clear("takeover");
     this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");
     this.control(run.epoch, ControlEventType.RUN_RESUMED, { epoch: run.epoch });
-  }
-
-  /**
-   * What a stored runner event means to the run: `approval.requested` opens an approval and
-   * makes the run wait; `agent.session` `{provider, id}` records the provider's session.
-   */
-  noticeRunnerEvent(seq: number, event: { type: string; data?: unknown }): void {
-    if (noticeUsage(this, event)) return;
-    if (event.type === AgentEventType.AGENT_SESSION) {
-      this.noticeSession(event.data);
-      return;
-    }
-    if (event.type !== AgentEventType.APPROVAL_REQUESTED) return;
-    const data = event.data as { requestId?: unknown } | null | undefined;
-    const requestId = data?.requestId;
-    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > 200) return;
-    if (this.approvals.find(requestId)) return;
-    const run = this.mustLoad();
-    if (this.approvals.pendingCount() >= this.limits.pendingApprovals) {
-      this.refuseApproval(run, requestId, seq);
-      return;
-    }
-    const expiresAt = this.now + run.timeouts.approvalMs;
-    this.approvals.insertPending(requestId, seq, event.data, run.generation, this.now, expiresAt);
-    this.timers.set("approval", expiresAt, requestId);
-    if (run.status === "running") this.setStatus("waiting");
-    notifyWebhooks(this, "run.waiting", requestId);
-  }
-
-  /**
-   * The run already has its most pending approvals (APPROVALS_PENDING_MAX): the request is denied
-   * at once, as an expiry the runner is told of, so the agent goes on and the run stays healthy.
-   */
-  private refuseApproval(run: RunRow, requestId: string, seq: number): void {
-    const fields = { requestId, decision: "deny" as const, reason: REFUSED_APPROVAL };
-    this.approvals.insertRefused(requestId, seq, run.generation, REFUSED_APPROVAL, this.now);
-    this.control(run.epoch, ControlEventType.APPROVAL_EXPIRED, fields);
-    this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, run.generation);
-  }
-
-  private noticeSession(data: unknown): void {
-    const session = data as { provider?: unknown; id?: unknown } | null | undefined;
-    const { provider, id } = session ?? {};
-    if (typeof provider !== "string" || typeof id !== "string" || provider === "" || id === "") return;
-    if (provider.length > 200 || id.length > 1000) return;
-    this.store.setNativeSession({ provider, id });
   }
 }

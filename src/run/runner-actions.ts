@@ -18,24 +18,17 @@ import { type EventVerdict, judgeRunnerEvent } from "./judge-event.ts";
 import { exceedQuota, overQuota } from "./quota.ts";
 import { leaseSlice, type RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
+import { noticeRunnerEvent, type RunnerEventHost } from "./runner-events.ts";
 import { enforceBudget } from "./usage.ts";
 
 /** What the claimed runner's frames need. */
 export type RunnerHost = Pick<
   RunMachine,
-  | "commands"
-  | "control"
-  | "effects"
-  | "log"
-  | "mustLoad"
-  | "noticeRunnerEvent"
-  | "now"
-  | "renewLease"
-  | "terminalize"
-  | "timers"
+  "commands" | "control" | "effects" | "log" | "mustLoad" | "now" | "renewLease" | "terminalize" | "timers"
 > &
   QuotaHost &
-  UsageHost;
+  UsageHost &
+  RunnerEventHost;
 
 // What the runner holding the current claim does to the run, one frame at a time.
 
@@ -111,7 +104,7 @@ export function storeBatch(
     }
     const appended = machine.log.appendEvents(drafts, { generation, state: runner }, events);
     machine.effects.appended.push(...appended);
-    for (const event of appended) machine.noticeRunnerEvent(event.seq, event);
+    for (const event of appended) noticeRunnerEvent(machine, event.seq, event);
     if (enforceBudget(machine)) return { kind: "budget_exceeded" };
   }
   machine.timers.set("idle", machine.now + run.timeouts.idleMs);

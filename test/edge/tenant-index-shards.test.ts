@@ -74,7 +74,7 @@ describe("a tenant index sharded by run id", () => {
     const expected = await listed(single);
     expect(expected.runs.length).toBe(270);
     expect(await listed(sharded)).toEqual(expected);
-  });
+  }, 60_000);
 
   it("each run's rows are in its one shard; runs from before sharding are in shard 0", async () => {
     const tenant = `shards-place-${crypto.randomUUID()}`;
@@ -108,7 +108,7 @@ describe("a tenant index sharded by run id", () => {
     expect(
       runs.filter((run) => run.createdAt < layout.shardedSince).every((run) => expected[0]?.includes(run.runId)),
     ).toBe(true);
-  });
+  }, 60_000);
 
   it("the layout comes from the config: 8 shards unless set, and a bad value falls back to it", () => {
     expect(shardLayout({})).toEqual({ shards: 8, shardedSince: 0 });

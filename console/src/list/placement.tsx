@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import type { RunRecord } from "../../../src/protocol/index.ts";
 import type { Api, RunListing } from "../api.ts";
-import type { Placement } from "../pools/types.ts";
 
 export interface RowPlacement {
   host: string | null;
@@ -27,8 +27,8 @@ export function usePlacements(api: Api, runs: RunListing[] | undefined): Map<str
     const records = Promise.all(
       queued.map((r) =>
         api.getRun(r.runId).then(
-          (run) => [r.runId, run as unknown as Placement] as const,
-          () => [r.runId, {} as Placement] as const,
+          (run) => [r.runId, run as RunRecord | null] as const,
+          () => [r.runId, null] as const,
         ),
       ),
     );
@@ -38,9 +38,9 @@ export function usePlacements(api: Api, runs: RunListing[] | undefined): Map<str
       for (const run of runs) next.set(run.runId, { host: byRun.get(run.runId) ?? null, position: null, reason: null });
       for (const [runId, record] of placed) {
         next.set(runId, {
-          host: record.poolHost ?? byRun.get(runId) ?? null,
-          position: record.queuePosition ?? null,
-          reason: record.dispatch?.reason ?? null,
+          host: record?.poolHost ?? byRun.get(runId) ?? null,
+          position: record?.queuePosition ?? null,
+          reason: record?.dispatch?.reason ?? null,
         });
       }
       setPlacements(next);

@@ -5,7 +5,7 @@ import { absoluteTime, relativeTime } from "../format.ts";
 import { ProblemView } from "../problem.tsx";
 import { onLinkClick, runPath } from "../route.ts";
 import type { Credential } from "../session.ts";
-import type { PoolHostInfo, QueueInfo } from "./types.ts";
+import type { PoolHostInfo, QueueInfo } from "../../../src/protocol/index.ts";
 import { usePoll } from "./use-poll.ts";
 
 const REFRESH_MS = 2000;

@@ -1,12 +1,11 @@
 import type { RunRecord } from "../../../src/protocol/index.ts";
-import type { Placement } from "../pools/types.ts";
 
 /** The record fields PoolFacts shows (the header lists any other field as it is). */
 export const POOL_FIELDS = ["queue", "poolHost", "queuePosition", "dispatch", "recoveryPolicy"];
 
 /** A pool run's place: its queue (and position while queued), the host holding it, its recovery policy. */
 export function PoolFacts({ run }: { run: RunRecord }) {
-  const placed = run as RunRecord & Placement;
+  const placed = run;
   if (!placed.queue) return null;
   const policy = placed.recoveryPolicy;
   return (

@@ -85,7 +85,7 @@ export function ToolBody({ row }: { row: ToolRow }) {
     <div class={`tool-card state-${state}`}>
       <details class="tool">
         <summary>
-          <span class="tool-name">{row.name}</span>
+          <span class="tool-name">{row.name ?? "tool"}</span>
           {headline && <code class="tool-headline">{headline}</code>}
           <span class="tool-state">{STATE_LABEL[state]}</span>
         </summary>

@@ -42,8 +42,8 @@ export function EventBody({ row }: { row: EventRow }) {
       {row.tool && (
         <span class="timeline-detail">
           for{" "}
-          <JumpLink seq={row.tool.seq} label={`Tool call ${row.tool.name}, event ${row.tool.seq}`}>
-            {row.tool.name}
+          <JumpLink seq={row.tool.seq} label={`Tool call ${row.tool.name ?? "tool"}, event ${row.tool.seq}`}>
+            {row.tool.name ?? "tool"}
           </JumpLink>
         </span>
       )}

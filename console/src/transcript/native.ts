@@ -1,5 +1,7 @@
 import type { RunEvent } from "../../../src/protocol/index.ts";
-import { fields } from "../fields.ts";
+import { clip, fields } from "@agent-run/client/transcript";
+
+export { clip, inline, toolHeadline } from "@agent-run/client/transcript";
 
 /**
  * What the agent itself printed, and short names for it. Adapters keep the native message on
@@ -8,20 +10,6 @@ import { fields } from "../fields.ts";
  */
 
 const text = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-
-export function clip(value: string, max: number): string {
-  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
-}
-
-/** One-line JSON (or the string itself). */
-export function inline(value: unknown): string {
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value) ?? "null";
-  } catch {
-    return String(value);
-  }
-}
 
 /** The native message an event was built from, if the adapter kept it. */
 export function nativeOf(event: RunEvent): unknown {
@@ -55,35 +43,6 @@ export function nativeLabel(native: unknown): string {
     return `response ${msg.id}${msg.error === undefined ? "" : " · error"}`;
   }
   return "";
-}
-
-const HEADLINE_FIELDS = ["command", "cmd", "query", "q", "pattern", "file_path", "filePath", "path", "url", "prompt"];
-
-/**
- * The part of a tool call's arguments a reader looks for first: the command it runs, the file it
- * touches, what it searches; else the arguments as one line.
- */
-export function toolHeadline(args: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    // JSON still streaming says nothing yet; other text is the arguments as they are
-    return /^\s*[[{]/.test(args) ? "" : clip(args.replaceAll(/\s+/g, " ").trim(), 120);
-  }
-  const named = fields(parsed);
-  for (const key of HEADLINE_FIELDS) {
-    const value = named[key];
-    if (typeof value === "string" && value !== "") return clip(value, 120);
-    if (Array.isArray(value) && value.every((part) => typeof part === "string")) return clip(value.join(" "), 120);
-  }
-  if (Array.isArray(named.changes)) {
-    const paths = named.changes.map((change) => text(fields(change).path)).filter((path) => path !== undefined);
-    if (paths.length > 0) return clip(paths.join(", "), 120);
-  }
-  return Object.keys(named).length === 0 && !Array.isArray(parsed) && typeof parsed === "object"
-    ? ""
-    : clip(inline(parsed), 120);
 }
 
 /** The first non-empty line of a tool's result, and how many lines follow it. */

@@ -260,6 +260,19 @@ describe("sockets and streams, as documented", () => {
     expect((await api.send("get", `${RUN}/stream`, { runId: "nope" })).status).toBe(404);
   });
 
+  it("a run as AG-UI: GET and POST 200 with the SSE of a finished run, a bad Last-Event-ID 400, an unknown run 404", async () => {
+    const { run } = await createRun();
+    expect((await api.send("post", `${RUN}/cancel`, { runId: run.id })).status).toBe(202);
+    const read = await api.send("get", `${RUN}/agui`, { runId: run.id });
+    const types = [...String(read.body).matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1] ?? "null").type);
+    expect(types).toEqual(["RUN_STARTED", "CUSTOM", "CUSTOM", "RUN_ERROR"]);
+    const posted = await api.send("post", `${RUN}/agui`, { runId: run.id }, { body: "{}" });
+    expect(posted.body).toBe(read.body);
+    const bad = { headers: { "last-event-id": "x" } };
+    expect((await api.send("get", `${RUN}/agui`, { runId: run.id }, bad)).status).toBe(400);
+    expect((await api.send("get", `${RUN}/agui`, { runId: "nope" })).status).toBe(404);
+  });
+
   it("a generic stream: create, append, read, describe, delete, preflight", async () => {
     const path = { path: `docs/${crypto.randomUUID()}` };
     const json = { headers: { "content-type": "application/json" } };
