@@ -108,7 +108,7 @@ export class RunFeed {
       if (this.disposed || this.start !== before) return;
       const expected = page.events.every((event, i) => event.seq === from + 1 + i);
       if (!expected || page.events.length === 0) {
-        throw new ApiError(0, "inconsistent", `events ${after + 1}..${before} came back incomplete`);
+        throw new ApiError("inconsistent", `events ${after + 1}..${before} came back incomplete`);
       }
       earlier.push(...page.events);
     }
@@ -136,7 +136,7 @@ export class RunFeed {
       const first = rest[0] as RunEvent;
       if (first.seq > this.lastSeq + 1) await this.fill(first.seq - 1);
       const fresh = this.take(rest);
-      if (fresh.length === 0) throw new ApiError(0, "gap", `event ${this.lastSeq + 1} is missing`);
+      if (fresh.length === 0) throw new ApiError("gap", `event ${this.lastSeq + 1} is missing`);
       this.listener.appended(fresh);
       rest = rest.filter((event) => event.seq > this.lastSeq);
     }
@@ -146,7 +146,7 @@ export class RunFeed {
     while (this.lastSeq < upTo && !this.disposed) {
       const page = await this.api.events(this.runId, this.lastSeq, Math.min(PAGE_SIZE, upTo - this.lastSeq));
       const fresh = this.take(page.events);
-      if (fresh.length === 0) throw new ApiError(0, "gap", `event ${this.lastSeq + 1} is missing from the log`);
+      if (fresh.length === 0) throw new ApiError("gap", `event ${this.lastSeq + 1} is missing from the log`);
       this.listener.appended(fresh);
     }
   }
@@ -230,7 +230,7 @@ export class RunFeed {
   /** Backs off, checks the run still answers, then reconnects from the last seq held. */
   private retryAfter(error: unknown): void {
     if (this.disposed || this.ended) return;
-    if (error instanceof ApiError && [401, 403, 404, 410].includes(error.status)) {
+    if (error instanceof ApiError && error.status !== undefined && [401, 403, 404, 410].includes(error.status)) {
       this.stop(error);
       return;
     }
