@@ -1,4 +1,4 @@
-import { EdgeClient } from "@agent-run/client";
+import { Client } from "@agent-run/client";
 import type {
   ApprovalAccepted,
   ApprovalBody,
@@ -35,10 +35,10 @@ const PAGE = 500;
  */
 export class Api {
   readonly credential: Credential;
-  readonly client: EdgeClient;
+  readonly client: Client;
   constructor(credential: Credential) {
     this.credential = credential;
-    this.client = new EdgeClient({ url: globalThis.location.origin, key: credential.secret });
+    this.client = new Client({ url: globalThis.location.origin, key: credential.secret });
   }
 
   listRuns(query: {
