@@ -270,8 +270,8 @@ export class EdgeClient {
   openapi(options?: CallOptions): Promise<Record<string, unknown>> {
     return this.get("/openapi.json", options);
   }
-  /** The JSON Schema of one socket's frames: `runner-frames.json` or `viewer-frames.json`. */
-  frameSchema(name: "runner-frames.json" | "viewer-frames.json", options?: CallOptions) {
+  /** The JSON Schema of one socket's frames. */
+  frameSchema(name: "runner-frames.json" | "viewer-frames.json" | "pool-frames.json", options?: CallOptions) {
     return this.get<Record<string, unknown>>(`/schemas/${segment(name)}`, options);
   }
 }

@@ -44,6 +44,7 @@ export const OPERATIONS = {
   "GET /openapi.json": "openapi",
   "GET /schemas/runner-frames.json": "frameSchema",
   "GET /schemas/viewer-frames.json": "frameSchema",
+  "GET /schemas/pool-frames.json": "frameSchema",
 } as const;
 
 const DURABLE_STREAMS = "generic Durable Streams: any Durable Streams client speaks them (docs/STREAMS.md)";
@@ -51,6 +52,7 @@ const DURABLE_STREAMS = "generic Durable Streams: any Durable Streams client spe
 export const NOT_CALLS: Record<string, string> = {
   "GET /v1/runs/{runId}/runner": "the runner socket: runner-bridge's own protocol (docs/PROTOCOL.md)",
   "GET /v1/pools/connect": "the pool host socket: runner-bridge's own protocol",
+  "POST /v1/runs/{runId}/agui": "the same stream as GET, for AG-UI's HttpAgent (which POSTs); the SDK's agui() GETs it",
   "GET /v1/dev/sign-in": "the console's browser sign-in in dev mode",
   "GET /docs": "the API reference page (HTML)",
   "GET /docs/{path}": "the reference page's scripts and stylesheet",

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type ParseArgsOptionsConfig, parseArgs as parseFlags } from "node:util";
 import { fail, ok, type Result } from "../../src/protocol/index.ts";
+import { DEFAULT_LINGER_MS } from "./outbox.ts";
 import { POOL_USAGE } from "./pool/args.ts";
 import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
@@ -19,6 +20,8 @@ export interface CommonArgs {
   reconnectMaxMs: number;
   /** How often the session files are looked at for a new checkpoint. */
   checkpointIntervalMs: number;
+  /** How long a frame that is not full waits for more events before it goes (0: at the next pump tick). */
+  lingerMs: number;
   quiet: boolean;
 }
 
@@ -68,7 +71,8 @@ SANDBOX: --sandbox none|os (default none; os: bubblewrap, see docs/SANDBOX.md)
 ${POOL_USAGE}
 common options: --grace-ms MS (SIGTERM→SIGKILL, default 5000), --give-up-ms MS (reconnecting, default 600000),
                 --reconnect-min-ms MS (default 250), --reconnect-max-ms MS (default 15000),
-                --checkpoint-interval MS (default 60000), --quiet
+                --checkpoint-interval MS (default 60000), --linger-ms MS (hold a frame that is not
+                full up to MS for more events: fewer frames from a fast agent; default ${DEFAULT_LINGER_MS}), --quiet
 the runner token: RUNNER_BRIDGE_TOKEN, or --token-file PATH (a file holding it, mode 0600);
   --token TOKEN still works but puts the token in the process list.
 exit status: 0 run terminal and acknowledged, 2 fenced, 3 unknown run, 4 terminal run, 5 journal timeout,
@@ -86,6 +90,7 @@ const COMMON = {
   "reconnect-min-ms": { type: "string" },
   "reconnect-max-ms": { type: "string" },
   "checkpoint-interval": { type: "string" },
+  "linger-ms": { type: "string" },
   quiet: { type: "boolean" },
 } satisfies ParseArgsOptionsConfig;
 const RUN: ParseArgsOptionsConfig = {
@@ -189,6 +194,7 @@ function commonArgs(flags: Flags, env: NodeJS.ProcessEnv): CommonArgs {
     reconnectMinMs: Math.max(1, integer(flags, "reconnect-min-ms", 250)),
     reconnectMaxMs: integer(flags, "reconnect-max-ms", 15_000),
     checkpointIntervalMs: Math.max(50, integer(flags, "checkpoint-interval", 60_000)),
+    lingerMs: Math.min(1000, integer(flags, "linger-ms", DEFAULT_LINGER_MS)),
     quiet: flags.quiet === true,
   };
   if (typeof flags.dir === "string") common.dir = flags.dir;

@@ -108,6 +108,7 @@ function sessionFor(args: CommonArgs, paths: RunPaths, spec: RunSpec, log: Logge
     reconnectMinMs: args.reconnectMinMs,
     reconnectMaxMs: Math.max(args.reconnectMinMs, args.reconnectMaxMs),
     graceMs: args.graceMs,
+    lingerMs: args.lingerMs,
     claimTimeoutMs: 15_000,
     checkpoint: { places, intervalMs: args.checkpointIntervalMs },
     ...(spec.generation !== undefined ? { generation: spec.generation } : {}),

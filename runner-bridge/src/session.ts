@@ -15,7 +15,7 @@ import { EXIT, type ExitCode } from "./exit.ts";
 import type { CommandFrame } from "./frames.ts";
 import { JournalEvents } from "./journal-events.ts";
 import type { Logger } from "./logger.ts";
-import { MAX_FRAME_PAYLOAD, Outbox } from "./outbox.ts";
+import { DEFAULT_LINGER_MS, MAX_FRAME_PAYLOAD, Outbox } from "./outbox.ts";
 import { pollUntil } from "./poll.ts";
 import { secretForms } from "./redact.ts";
 import { groupAlive, processAlive, terminateGroup } from "./proctree.ts";
@@ -32,6 +32,8 @@ export interface SessionOptions extends Omit<ConnectionOptions, "log"> {
   graceMs: number;
   /** Test-only fault injection (RUNNER_BRIDGE_FAULT). */
   fault?: string;
+  /** --linger-ms: how long a frame that is not full waits for more events (absent: DEFAULT_LINGER_MS). */
+  lingerMs?: number;
   /** Where the agent keeps its session, and how often to look for a new checkpoint of it. */
   checkpoint?: { places: SessionPlaces; intervalMs: number };
 }
@@ -293,7 +295,7 @@ export class Session {
       if (read.length === 0) return;
       for (const { event, reactions } of read) {
         for (const envelopes of reactions) this.react(envelopes);
-        this.outbox.push(event);
+        this.outbox.push(event, Date.now());
         this.checkpointer?.observe(event.type, event.data);
       }
     }
@@ -309,6 +311,9 @@ export class Session {
   private sendEvents(): void {
     const epoch = this.connection.epoch;
     if (epoch === null) return;
+    // Once the agent has exited nothing more can share the frame: no reason to hold it.
+    if (this.journal.exit === null && this.outbox.lingering(Date.now(), this.options.lingerMs ?? DEFAULT_LINGER_MS))
+      return;
     while (this.connection.bufferedAmount() < 4 * MAX_FRAME_PAYLOAD) {
       const events = this.outbox.nextBatch();
       const generation = this.generation;

@@ -1,15 +1,22 @@
+import { z } from "zod";
 import { POOL_CLOSE_SILENT, type PoolEdgeFrame, type PoolHostFrame } from "../protocol/index.ts";
 
 type Hello = Extract<PoolHostFrame, { type: "hello" }>;
 
-/** What a pool host's hibernatable socket remembers: its key, and its `hello` once sent. */
-export interface HostAttachment {
-  keyId: string;
-  connectedAt: number;
+/**
+ * What a pool host's hibernatable socket remembers: its key, and its `hello` once sent. Checked
+ * when read back, since the runtime returns whatever an earlier version stored.
+ */
+const HostAttachment = z.object({
+  keyId: z.string(),
+  connectedAt: z.number(),
   /** When the host last sent anything (heartbeats included). */
-  lastSeenAt?: number;
-  hello: Pick<Hello, "hostId" | "slots" | "profiles" | "labels"> | null;
-}
+  lastSeenAt: z.number().optional(),
+  hello: z
+    .object({ hostId: z.string(), slots: z.number(), profiles: z.array(z.string()), labels: z.array(z.string()) })
+    .nullable(),
+});
+export type HostAttachment = z.infer<typeof HostAttachment>;
 
 /** A connected host that said hello. */
 export interface Host {
@@ -64,7 +71,8 @@ export class PoolHosts {
   }
 
   attachment(ws: WebSocket): HostAttachment | null {
-    return ws.deserializeAttachment() as HostAttachment | null;
+    const parsed = HostAttachment.safeParse(ws.deserializeAttachment());
+    return parsed.success ? parsed.data : null;
   }
 
   /** Notes that the host sent something. */

@@ -15,6 +15,7 @@ const DEFAULTS = {
   reconnectMinMs: 250,
   reconnectMaxMs: 15_000,
   checkpointIntervalMs: 60_000,
+  lingerMs: 10,
   quiet: false,
 };
 
@@ -72,6 +73,8 @@ describe("runner-bridge run", () => {
       "90",
       "--checkpoint-interval",
       "700",
+      "--linger-ms",
+      "20",
       "--checkpoint",
       "state.json",
       "--quiet",
@@ -94,6 +97,7 @@ describe("runner-bridge run", () => {
         reconnectMinMs: 10,
         reconnectMaxMs: 90,
         checkpointIntervalMs: 700,
+        lingerMs: 20,
         checkpoint: "state.json",
         quiet: true,
         sandbox: NO_SANDBOX,

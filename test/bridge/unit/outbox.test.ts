@@ -37,6 +37,42 @@ describe("batching", () => {
   });
 });
 
+describe("linger", () => {
+  it("holds a frame that is not full until its oldest event has waited the linger, then sends it whole", () => {
+    const outbox = new Outbox();
+    outbox.claimed(0);
+    outbox.push(event(1), 1000);
+    outbox.push(event(2), 1010);
+    expect(outbox.lingering(1010, 0)).toBe(false); // no linger: at once
+    expect(outbox.lingering(1010, 25)).toBe(true);
+    outbox.push(event(3), 1020);
+    expect(outbox.lingering(1024, 25)).toBe(true);
+    expect(outbox.lingering(1025, 25)).toBe(false);
+    expect(drain(outbox)).toEqual([[1, 2, 3]]);
+    expect(outbox.lingering(1025, 25)).toBe(false); // nothing unsent
+  });
+
+  it("never holds a full frame: 500 events, or a frame the byte bound closes", () => {
+    const full = outboxWith(range(1, 500));
+    expect(full.lingering(0, 1000)).toBe(false);
+    const big = new Outbox();
+    big.claimed(0);
+    const half = "x".repeat(Math.floor(MAX_FRAME_PAYLOAD / 2));
+    for (const n of range(1, 3)) big.push(event(n, half), 0);
+    expect(big.lingering(0, 1000)).toBe(false);
+  });
+
+  it("waits from the oldest event not yet sent on this connection, not from an older one already sent", () => {
+    const outbox = new Outbox();
+    outbox.claimed(0);
+    outbox.push(event(1), 0);
+    expect(drain(outbox)).toEqual([[1]]);
+    outbox.push(event(2), 100);
+    expect(outbox.lingering(110, 25)).toBe(true);
+    expect(outbox.lingering(125, 25)).toBe(false);
+  });
+});
+
 describe("acknowledgements and claims", () => {
   it("an ack drops the events it covers and frees their room", () => {
     const outbox = outboxWith(range(1, 10), 10);
