@@ -18,6 +18,7 @@
 import os from "node:os";
 import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
+import { measureStorm, printStorm } from "./measure-storm.ts";
 import { measureList, printList } from "./measure-list.ts";
 import { measurePools, printPools } from "./measure-pools.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
@@ -95,6 +96,10 @@ async function main(): Promise<void> {
     printPools(await measurePools(targets.at(-1) as Target));
   }
   if (options.only.has("list")) printList(await measureList());
+  if (options.only.has("storm")) {
+    await start("serve-storm", () => startServe());
+    printStorm(await measureStorm(targets.at(-1) as Target, options.stormSockets));
+  }
   console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);
 }
