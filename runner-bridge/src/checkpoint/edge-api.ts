@@ -1,4 +1,5 @@
 import { CheckpointStored, RecoveryState } from "../../../src/protocol/index.ts";
+import { EdgeClient } from "../../../client/src/index.ts";
 import { normalizeEdge } from "../edge.ts";
 
 /**
@@ -11,16 +12,8 @@ export interface EdgeTarget {
   token: string;
 }
 
-/** An answer that was not a success: its status and the API's error code and message. */
-export class EdgeRefusal extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(`${status} ${code}: ${message}`);
-    this.status = status;
-    this.code = code;
-  }
-}
+/** An answer that was not a success: the SDK's one error, with the API's status, code and message. */
+export { ApiError as EdgeRefusal } from "../../../client/src/index.ts";
 
 export interface DownloadedCheckpoint {
   bytes: Buffer;
@@ -31,41 +24,19 @@ export interface DownloadedCheckpoint {
 
 const TIMEOUT_MS = 30_000;
 
-function url(t: EdgeTarget, route: string): string {
-  return `${normalizeEdge(t.edge)}/v1/runs/${encodeURIComponent(t.runId)}/${route}`;
-}
-
-async function refusal(res: Response): Promise<EdgeRefusal> {
-  let error: { code?: unknown; message?: unknown } = {};
-  try {
-    error = ((await res.json()) as { error?: typeof error }).error ?? {};
-  } catch {
-    // not JSON: the status says it
-  }
-  return new EdgeRefusal(
-    res.status,
-    typeof error.code === "string" ? error.code : "http_error",
-    typeof error.message === "string" ? error.message : res.statusText,
-  );
+/** The SDK's client under the runner token; one attempt, since the uploader has its own retry loop. */
+function client(t: EdgeTarget): EdgeClient {
+  return new EdgeClient({ url: normalizeEdge(t.edge), key: t.token, attempts: 1, timeoutMs: TIMEOUT_MS });
 }
 
 export async function getRecovery(t: EdgeTarget): Promise<RecoveryState> {
-  const res = await fetch(url(t, "recovery"), {
-    headers: { authorization: `Bearer ${t.token}` },
-    signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
-  if (!res.ok) throw await refusal(res);
-  const parsed = RecoveryState.safeParse(await res.json());
+  const parsed = RecoveryState.safeParse(await client(t).recovery(t.runId));
   if (!parsed.success) throw new Error(`the edge's recovery state is malformed: ${parsed.error.message}`);
   return parsed.data;
 }
 
 export async function getCheckpoint(t: EdgeTarget): Promise<DownloadedCheckpoint> {
-  const res = await fetch(url(t, "checkpoint"), {
-    headers: { authorization: `Bearer ${t.token}` },
-    signal: AbortSignal.timeout(TIMEOUT_MS * 4),
-  });
-  if (!res.ok) throw await refusal(res);
+  const res = await client(t).getCheckpoint(t.runId, { timeoutMs: TIMEOUT_MS * 4 });
   return {
     bytes: Buffer.from(await res.arrayBuffer()),
     digest: res.headers.get("checkpoint-digest") ?? "",
@@ -84,20 +55,9 @@ export interface CheckpointUpload {
 
 /** Uploads a checkpoint; resolves with the edge's record of it (201 new, 200 the same digest again). */
 export async function putCheckpoint(t: EdgeTarget, up: CheckpointUpload): Promise<CheckpointStored> {
-  const query = new URLSearchParams({
-    epoch: String(up.epoch),
-    generation: String(up.generation),
-    sourceSeq: String(up.sourceSeq),
-    digest: up.digest,
-  });
-  const res = await fetch(`${url(t, "checkpoint")}?${query}`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${t.token}`, "content-type": "application/octet-stream" },
-    body: new Uint8Array(up.bytes),
-    signal: AbortSignal.timeout(TIMEOUT_MS * 4),
-  });
-  if (!res.ok) throw await refusal(res);
-  const parsed = CheckpointStored.safeParse(await res.json());
+  const upload = { ...up, bytes: new Uint8Array(up.bytes) };
+  const answer = await client(t).putCheckpoint(t.runId, upload, { timeoutMs: TIMEOUT_MS * 4 });
+  const parsed = CheckpointStored.safeParse(answer);
   if (!parsed.success) throw new Error(`the edge's answer to a checkpoint is malformed: ${parsed.error.message}`);
   return parsed.data;
 }

@@ -163,9 +163,13 @@ export class Checkpointer {
     } catch (err) {
       // A refusal is final for this snapshot; one lost in transit (or a 5xx) is retried a few
       // times with backoff, after which the next turn or timer tick offers a fresh one.
-      const transient = !(err instanceof EdgeRefusal) || err.status >= 500;
+      const transient = !(err instanceof EdgeRefusal) || err.isTransient;
       const retry = transient && snapshot.failures + 1 < MAX_TRANSIENT_FAILURES;
-      this.options.log.warn(`checkpoint upload failed${retry ? " (will retry)" : ""}: ${(err as Error).message}`);
+      // A refusal is logged with its status and code, which say more than the message alone.
+      const said = err instanceof EdgeRefusal && err.status !== undefined ? `${err.status} ${err.code}: ` : "";
+      this.options.log.warn(
+        `checkpoint upload failed${retry ? " (will retry)" : ""}: ${said}${(err as Error).message}`,
+      );
       if (retry) {
         this.pending ??= { ...snapshot, failures: snapshot.failures + 1 };
         this.retryAt = Date.now() + (this.options.retryBaseMs ?? RETRY_BASE_MS) * 2 ** snapshot.failures;

@@ -114,7 +114,7 @@ describe("the checkpoint uploader", () => {
     const { own, host, uploads, warnings, checkpointer, settle } = setup({
       fail: (up) => {
         attempts++;
-        if (up.sourceSeq === 1) return new EdgeRefusal(413, "checkpoint_too_large", "over 10 bytes");
+        if (up.sourceSeq === 1) return new EdgeRefusal("checkpoint_too_large", "over 10 bytes", 413);
         return attempts < 3 ? new Error("fetch failed") : null;
       },
     });
