@@ -1,81 +1,44 @@
+import { Client } from "@agent-run/client";
 import type {
+  ApprovalAccepted,
   ApprovalBody,
   ApprovalRecord,
+  CancelAccepted,
   CancelBody,
+  CommandAccepted,
   CommandBody,
-  CommandRecord,
-  ErrorBody,
+  CreatedRun,
   EventsPage,
+  MintedToken,
+  PoolHostInfo,
+  QueueInfo,
   RecoverAccepted,
   RecoverBody,
   RunEvent,
   RunRecord,
+  RunReruns,
+  RunStatus,
   RunsPage,
   TokenBody,
-  PoolHostInfo,
-  QueueInfo,
 } from "../../src/protocol/index.ts";
 import type { Credential } from "./session.ts";
 
 export type { EventsPage, RunListing, RunsPage } from "../../src/protocol/index.ts";
 
-/** A refusal from the API (`{error: {code, message}}` plus extra fields), or `network` when unreachable. */
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly extra: Record<string, unknown>;
-  constructor(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.extra = extra;
-  }
-}
+export { ApiError } from "@agent-run/client";
 
-function errorOf(status: number, body: unknown, statusText: string): ApiError {
-  const error = (body as Partial<ErrorBody> | null)?.error;
-  const extra = typeof body === "object" && body !== null ? { ...(body as Record<string, unknown>) } : {};
-  delete extra.error;
-  return new ApiError(
-    status,
-    error?.code ?? `http_${status}`,
-    error?.message ?? (statusText || "request failed"),
-    extra,
-  );
-}
+const PAGE = 500;
 
-const path = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;
-
-/** The HTTPS API as the console uses it, with one credential. */
+/**
+ * The SDK's typed calls as the console uses them, with one credential against the origin that
+ * served the console. The console's own part is the call shapes its pages pass.
+ */
 export class Api {
   readonly credential: Credential;
+  readonly client: Client;
   constructor(credential: Credential) {
     this.credential = credential;
-  }
-
-  async call<T>(method: string, route: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.credential.secret}` };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    let res: Response;
-    try {
-      res = await fetch(route, {
-        method,
-        headers,
-        body: body === undefined ? null : JSON.stringify(body),
-        cache: "no-store",
-      });
-    } catch {
-      throw new ApiError(0, "network", "The server could not be reached.");
-    }
-    const text = await res.text().catch(() => "");
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    if (!res.ok) throw errorOf(res.status, parsed, res.statusText);
-    return parsed as T;
+    this.client = new Client({ url: globalThis.location.origin, key: credential.secret });
   }
 
   listRuns(query: {
@@ -87,75 +50,70 @@ export class Api {
     cursor?: string;
     limit: number;
   }): Promise<RunsPage> {
-    const params = new URLSearchParams({ limit: String(query.limit) });
-    if (query.status) params.set("status", query.status);
-    for (const tag of query.tags ?? []) params.append("tag", tag);
-    for (const [key, value] of query.meta ?? []) params.append(`meta.${key}`, value);
-    if (query.createdAfter) params.set("createdAfter", query.createdAfter);
-    if (query.createdBefore) params.set("createdBefore", query.createdBefore);
-    if (query.cursor) params.set("cursor", query.cursor);
-    return this.call("GET", `/v1/runs?${params}`);
+    const { tags, meta, status, ...rest } = query;
+    return this.client.listRuns({
+      ...rest,
+      ...(status ? { status: status as RunStatus } : {}),
+      ...(tags ? { tag: tags } : {}),
+      ...(meta ? { meta: Object.fromEntries(meta) } : {}),
+    });
   }
 
   getRun(runId: string): Promise<RunRecord> {
-    return this.call("GET", path(runId));
+    return this.client.getRun(runId);
   }
 
   events(runId: string, after: number, limit: number): Promise<EventsPage> {
-    return this.call("GET", `${path(runId)}/events?after=${after}&limit=${limit}`);
+    return this.client.events(runId, { after, limit });
   }
 
-  command(runId: string, body: CommandBody): Promise<{ created: boolean; command: CommandRecord }> {
-    return this.call("POST", `${path(runId)}/commands`, body);
+  command(runId: string, body: CommandBody): Promise<CommandAccepted> {
+    return this.client.command(runId, body);
   }
 
-  approve(
-    runId: string,
-    requestId: string,
-    body: ApprovalBody,
-  ): Promise<{ created: boolean; approval: ApprovalRecord }> {
-    return this.call("POST", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`, body);
+  approve(runId: string, requestId: string, body: ApprovalBody): Promise<ApprovalAccepted> {
+    return this.client.approve(runId, requestId, body);
   }
 
   /** One approval with its full request (the run record's summaries leave large ones out). */
   approval(runId: string, requestId: string): Promise<ApprovalRecord> {
-    return this.call("GET", `${path(runId)}/approvals/${encodeURIComponent(requestId)}`);
+    return this.client.getApproval(runId, requestId);
   }
 
-  cancel(runId: string, body: CancelBody): Promise<{ created: boolean; command: CommandRecord | null; run: unknown }> {
-    return this.call("POST", `${path(runId)}/cancel`, body);
+  cancel(runId: string, body: CancelBody): Promise<CancelAccepted> {
+    return this.client.cancel(runId, body);
   }
 
   recover(runId: string, body: RecoverBody): Promise<RecoverAccepted> {
-    return this.call("POST", `${path(runId)}/recover`, body);
+    return this.client.recover(runId, body);
   }
 
-  rerun(runId: string): Promise<{ run: RunRecord; runnerToken: string; viewerToken: string }> {
-    return this.call("POST", `${path(runId)}/rerun`, {});
+  rerun(runId: string): Promise<CreatedRun> {
+    return this.client.rerun(runId);
   }
 
-  reruns(runId: string): Promise<{ rerunOf: string | null; reruns: string[] }> {
-    return this.call("GET", `${path(runId)}/reruns`);
+  reruns(runId: string): Promise<RunReruns> {
+    return this.client.reruns(runId);
   }
 
-  mintToken(runId: string, body: TokenBody): Promise<{ token: string; role: string; interact: boolean }> {
-    return this.call("POST", `${path(runId)}/tokens`, body);
+  mintToken(runId: string, body: TokenBody): Promise<MintedToken> {
+    return this.client.mintToken(runId, body);
   }
 
   /** The tenant's connected pool hosts (API key only). */
   pools(): Promise<{ hosts: PoolHostInfo[] }> {
-    return this.call("GET", "/v1/pools");
+    return this.client.pools();
   }
 
   queues(): Promise<{ queues: QueueInfo[] }> {
-    return this.call("GET", "/v1/queues");
+    return this.client.queues();
   }
 
-  /** Every event of the run, page by page (for the NDJSON download). */
+  /** Every event of the run, a page at a time (for the NDJSON download). */
   async *allEvents(runId: string): AsyncGenerator<RunEvent[]> {
     let after = 0;
     for (;;) {
-      const page = await this.events(runId, after, 500);
+      const page = await this.events(runId, after, PAGE);
       if (page.events.length > 0) yield page.events;
       if (!page.hasMore) return;
       after = page.nextAfter;

@@ -1,4 +1,5 @@
 import type { ApiError } from "./api.ts";
+import { fields } from "./fields.ts";
 import { relativeTime } from "./format.ts";
 import { statusLabel } from "./status.tsx";
 import type { Credential } from "./session.ts";
@@ -41,9 +42,9 @@ export function ProblemView({ error, credential, runId, onSignIn, onRetry }: Pro
       body = `${subject} was not found. It does not exist, or it belongs to another tenant.`;
       break;
     case 410: {
-      const status =
-        typeof error.extra.status === "string" ? statusLabel(error.extra.status).toLowerCase() : "finished";
-      const finishedAt = typeof error.extra.finishedAt === "string" ? error.extra.finishedAt : null;
+      const extra = fields(error.body);
+      const status = typeof extra.status === "string" ? statusLabel(extra.status).toLowerCase() : "finished";
+      const finishedAt = typeof extra.finishedAt === "string" ? extra.finishedAt : null;
       title = "Purged";
       body = `${subject} was purged. It ended ${status}${finishedAt ? ` ${relativeTime(finishedAt)}` : ""}.`;
       break;
@@ -66,7 +67,7 @@ export function ProblemView({ error, credential, runId, onSignIn, onRetry }: Pro
             Sign in with an API key
           </button>
         )}
-        {onRetry && (error.status === 0 || error.status >= 500) && (
+        {onRetry && (error.status === undefined || error.status >= 500) && (
           <button type="button" class="button" onClick={onRetry}>
             Try again
           </button>

@@ -1,3 +1,4 @@
+import { type BlockEntry, type RawBlock, timeAt, writeBlocks } from "./blocks.ts";
 import { LOG_START, type LogPosition, type OffsetRef } from "./offsets.ts";
 import { type ProducerClaim, type ProducerRules, ProducerTable } from "./producers.ts";
 
@@ -49,8 +50,6 @@ export interface JoinedPage {
   upToDate: boolean;
 }
 
-/** Part size of a joined page (readJoined), well under the 2 MB a SQLite string may hold here. */
-const JOIN_PART_BYTES = 512 * 1024;
 const encoder = new TextEncoder();
 
 export type ResolvedOffset = { kind: "ok"; position: LogPosition } | { kind: "beyond_tail" } | { kind: "unknown" };
@@ -64,22 +63,14 @@ interface RawState extends Record<string, SqlStorageValue> {
   closed_by_seq: number | null;
 }
 
-interface RawEntry extends Record<string, SqlStorageValue> {
-  seq: number;
-  end_pos: number;
-  body: ArrayBuffer;
-  time: number;
+/** Entries `from`..`to` (exclusive) of one block, as a read takes them. */
+interface Span {
+  block: RawBlock & { times?: string };
+  bodies: Uint8Array;
+  ends: number[];
+  from: number;
+  to: number;
 }
-
-interface RawPart extends Record<string, SqlStorageValue> {
-  count: number;
-  seq: number;
-  pos: number;
-  body: ArrayBuffer;
-}
-
-/** The most UTF-16 units bound as one string: at 3 bytes each, under the 2 MB SQLite takes. */
-const MAX_BOUND_CHARS = 600_000;
 
 /** Bytes of `text` in UTF-8; ASCII text (most of it) is not encoded to learn that. */
 export function utf8Length(text: string): number {
@@ -87,11 +78,9 @@ export function utf8Length(text: string): number {
 }
 const NON_ASCII = /[\u0080-\uffff]/;
 
-/** A copy of exactly the bytes of `view`, as SQLite takes them. */
-function toBuffer(view: Uint8Array): ArrayBuffer {
-  if (view.byteOffset === 0 && view.byteLength === view.buffer.byteLength && view.buffer instanceof ArrayBuffer)
-    return view.buffer;
-  return view.slice().buffer as ArrayBuffer;
+/** Where entry `index` of a block starts, relative to the block. */
+function startOf(ends: readonly number[], index: number): number {
+  return index === 0 ? 0 : (ends[index - 1] as number);
 }
 
 export class LogCore {
@@ -133,172 +122,135 @@ export class LogCore {
   }
 
   /** Appends entries that each carry their own time and producer stamp (a runner's batch). */
-  appendEach(entries: readonly { body: Uint8Array; time: number; producer: ProducerClaim | null }[]): LogPosition {
-    let { seq, pos } = this.mustState().tail;
-    for (const { body, time, producer } of entries) {
-      seq += 1;
-      pos += body.byteLength;
-      this.sql.exec(
-        "INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        seq,
-        pos,
-        toBuffer(body),
-        time,
-        producer?.producerId ?? null,
-        producer?.epoch ?? null,
-        producer?.seq ?? null,
-      );
-    }
-    this.sql.exec("UPDATE log_state SET tail_seq = ?, tail_pos = ? WHERE singleton = 1", seq, pos);
-    return { seq, pos };
+  appendEach(entries: readonly BlockEntry[]): LogPosition {
+    const tail = writeBlocks(this.sql, this.mustState().tail, entries);
+    this.sql.exec("UPDATE log_state SET tail_seq = ?, tail_pos = ? WHERE singleton = 1", tail.seq, tail.pos);
+    return tail;
+  }
+
+  /** Appends entries whose bodies are text, stored as its UTF-8 bytes. */
+  appendTexts(entries: readonly { text: string; time: number; producer: ProducerClaim | null }[]): LogPosition {
+    return this.appendEach(entries.map(({ text, time, producer }) => ({ body: encoder.encode(text), time, producer })));
   }
 
   /**
-   * Appends entries whose bodies are text (stored as its UTF-8 bytes) in one statement: the
-   * entries travel as one JSON array bound to `json_each`, so a 500-event frame costs one call
-   * into SQLite instead of 500. Each body goes as a JSON string, which SQLite unescapes back to
-   * exactly the text given. A batch whose array could pass SQLite's 2 MB string bound is split.
+   * The spans of blocks a bounded read from `from` takes: entries after it while their end stays
+   * within `maxBytes` of it (the first one whatever its size), at most `maxEntries`. Both bounds
+   * are in the query as well, so it reads only the blocks it needs and runs to its end (a
+   * statement left open would keep the table locked against clear()'s DROP).
    */
-  appendTexts(entries: readonly { text: string; time: number; producer: ProducerClaim | null }[]): LogPosition {
-    let { seq, pos } = this.mustState().tail;
-    let items: string[] = [];
-    let chars = 0;
-    let first = seq + 1;
-    const flush = () => {
-      if (items.length === 0) return;
-      this.sql.exec(
-        `INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq)
-         SELECT ? + key, value ->> 0, CAST(value ->> 2 AS BLOB), value ->> 1, value ->> 3, value ->> 4, value ->> 5
-         FROM json_each(?)`,
-        first,
-        `[${items.join(",")}]`,
-      );
-      first = seq + 1;
-      items = [];
-      chars = 0;
-    };
-    for (const { text, time, producer } of entries) {
-      pos += utf8Length(text);
-      const stamp =
-        producer === null ? "" : `,${JSON.stringify(producer.producerId)},${producer.epoch},${producer.seq}`;
-      const item = `[${pos},${time},${JSON.stringify(text)}${stamp}]`;
-      if (chars + item.length > MAX_BOUND_CHARS) flush();
-      seq += 1;
-      if (item.length > MAX_BOUND_CHARS) {
-        // Escaping (`"` and `\` double) can push one legal entry past the bound on its own: it goes
-        // alone, as its UTF-8 bytes in a blob, which has no string bound to pass.
-        this.sql.exec(
-          "INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          seq,
-          pos,
-          toBuffer(encoder.encode(text)),
-          time,
-          producer?.producerId ?? null,
-          producer?.epoch ?? null,
-          producer?.seq ?? null,
-        );
-        first = seq + 1;
-        continue;
+  private spans(
+    from: LogPosition,
+    limits: ReadLimits,
+    withTimes: boolean,
+  ): { spans: Span[]; count: number; next: LogPosition } {
+    const maxPos = Math.min(from.pos + limits.maxBytes, Number.MAX_SAFE_INTEGER);
+    const rows = this.sql
+      .exec<RawBlock & { times?: string }>(
+        `SELECT first_seq, last_seq, start_pos, bodies, ends${withTimes ? ", times" : ""} FROM log_blocks
+         WHERE first_seq >= (SELECT max(first_seq) FROM log_blocks WHERE first_seq <= ?1 + 1)
+           AND first_seq <= ?1 + ?3 AND (first_seq <= ?1 + 1 OR start_pos <= ?2)
+         ORDER BY first_seq`,
+        from.seq,
+        maxPos,
+        limits.maxEntries,
+      )
+      .toArray();
+    const spans: Span[] = [];
+    let count = 0;
+    let next = from;
+    for (const block of rows) {
+      const ends = JSON.parse(block.ends) as number[];
+      const first = Math.max(0, from.seq + 1 - block.first_seq);
+      let index = first;
+      let full = false;
+      for (; index < ends.length; index++) {
+        const seq = block.first_seq + index;
+        const end = block.start_pos + (ends[index] as number);
+        if (count >= limits.maxEntries || (seq !== from.seq + 1 && end > maxPos)) {
+          full = true;
+          break;
+        }
+        count += 1;
+        next = { seq, pos: end };
       }
-      items.push(item);
-      chars += item.length + 1;
+      if (index > first) spans.push({ block, bodies: new Uint8Array(block.bodies), ends, from: first, to: index });
+      if (full) break;
     }
-    flush();
-    this.sql.exec("UPDATE log_state SET tail_seq = ?, tail_pos = ? WHERE singleton = 1", seq, pos);
-    return { seq, pos };
+    return { spans, count, next };
   }
 
   /** Entries after `from`, bounded by `limits` (at least one entry when there is one). */
   read(from: LogPosition, limits: ReadLimits): LogPage {
     const tail = this.mustState().tail;
     if (from.seq >= tail.seq) return { entries: [], next: from, upToDate: from.seq === tail.seq };
-    // Both bounds are in the query, so the cursor runs to its end: a statement left open would
-    // keep the table locked against clear()'s DROP.
-    const entries = this.sql
-      .exec<RawEntry>(
-        `SELECT seq, end_pos, body, time FROM log_entries
-         WHERE seq > ?1 AND (seq = ?1 + 1 OR end_pos <= ?2) ORDER BY seq LIMIT ?3`,
-        from.seq,
-        Math.min(from.pos + limits.maxBytes, Number.MAX_SAFE_INTEGER),
-        limits.maxEntries,
-      )
-      .toArray()
-      .map((row) => ({
-        seq: row.seq,
-        end: { seq: row.seq, pos: row.end_pos },
-        body: new Uint8Array(row.body),
-        time: row.time,
-      }));
-    const next = entries[entries.length - 1]?.end ?? from;
+    const { spans, next } = this.spans(from, limits, true);
+    const entries: LogEntry[] = [];
+    for (const { block, bodies, ends, from: first, to } of spans) {
+      const times = JSON.parse(block.times ?? "0") as number | number[];
+      for (let index = first; index < to; index++) {
+        const seq = block.first_seq + index;
+        const end = ends[index] as number;
+        entries.push({
+          seq,
+          end: { seq, pos: block.start_pos + end },
+          body: bodies.subarray(startOf(ends, index), end),
+          time: timeAt(times, index),
+        });
+      }
+    }
     return { entries, next, upToDate: next.seq === tail.seq };
   }
 
   /**
    * Entries after `from`, bounded by `limits` (at least one entry when there is one), as their
-   * bodies joined by `separator`: the page is built by SQLite's group_concat, so no row becomes a
-   * JavaScript object. The byte bound is a range on `end_pos`, which counts body bytes. SQLite
-   * (and Durable Objects, at 2 MB) bounds one string, so the page comes back in parts of about
-   * JOIN_PART_BYTES each, joined here.
+   * bodies joined by `separator`. Without a separator each block's span is copied at once.
    */
   readJoined(from: LogPosition, limits: ReadLimits, separator: string): JoinedPage {
     const tail = this.mustState().tail;
     if (from.seq >= tail.seq) return { body: new Uint8Array(0), count: 0, next: from, upToDate: from.seq === tail.seq };
-    const maxPos = Math.min(from.pos + limits.maxBytes, Number.MAX_SAFE_INTEGER);
-    const parts: RawPart[] = [];
-    let at = from;
-    let entries = limits.maxEntries;
-    while (entries > 0 && at.seq < tail.seq) {
-      // One part: entries up to JOIN_PART_BYTES past `at`, and the next one whatever its size
-      // (while under the page's byte bound, or always for the page's first entry). The rows
-      // reach group_concat in the subquery's order (a subquery with LIMIT is not flattened into
-      // the aggregate); an ORDER BY inside group_concat would sort them again, at twice the rows
-      // read. test/edge/log-append.test.ts checks the order.
-      const part = this.sql
-        .exec<RawPart>(
-          `SELECT count(*) AS count, max(seq) AS seq, max(end_pos) AS pos,
-                  CAST(group_concat(body, ?4) AS BLOB) AS body
-           FROM (SELECT seq, end_pos, body FROM log_entries
-                 WHERE seq > ?1 AND (end_pos <= ?2 OR (seq = ?1 + 1 AND (?5 OR end_pos <= ?6)))
-                 ORDER BY seq LIMIT ?3)`,
-          at.seq,
-          Math.min(at.pos + JOIN_PART_BYTES, maxPos),
-          entries,
-          separator,
-          parts.length === 0 ? 1 : 0,
-          maxPos,
-        )
-        .one();
-      if (part.count === 0) break;
-      parts.push(part);
-      entries -= part.count;
-      at = { seq: part.seq, pos: part.pos };
-    }
-    const last = parts[parts.length - 1];
-    if (!last) return { body: new Uint8Array(0), count: 0, next: from, upToDate: false };
+    const { spans, count, next } = this.spans(from, limits, false);
     const gap = encoder.encode(separator);
-    let size = gap.byteLength * (parts.length - 1);
-    for (const part of parts) size += part.body.byteLength;
+    let size = gap.byteLength * Math.max(0, count - 1);
+    for (const span of spans) size += startOf(span.ends, span.to) - startOf(span.ends, span.from);
     const body = new Uint8Array(size);
     let offset = 0;
-    let count = 0;
-    for (const part of parts) {
-      if (offset > 0) {
-        body.set(gap, offset);
-        offset += gap.byteLength;
+    let joined = 0;
+    for (const { bodies, ends, from: first, to } of spans) {
+      if (gap.byteLength === 0) {
+        const part = bodies.subarray(startOf(ends, first), startOf(ends, to));
+        body.set(part, offset);
+        offset += part.byteLength;
+        continue;
       }
-      body.set(new Uint8Array(part.body), offset);
-      offset += part.body.byteLength;
-      count += part.count;
+      for (let index = first; index < to; index++) {
+        if (joined > 0) {
+          body.set(gap, offset);
+          offset += gap.byteLength;
+        }
+        joined += 1;
+        const part = bodies.subarray(startOf(ends, index), ends[index] as number);
+        body.set(part, offset);
+        offset += part.byteLength;
+      }
     }
-    const next = { seq: last.seq, pos: last.pos };
     return { body, count, next, upToDate: next.seq === tail.seq };
   }
 
   /** The position after entry `seq` (0: the start), or null past the tail. */
   position(seq: number): LogPosition | null {
     if (seq === 0) return LOG_START;
-    const row = this.sql.exec<{ end_pos: number }>("SELECT end_pos FROM log_entries WHERE seq = ?", seq).toArray()[0];
-    return row ? { seq, pos: row.end_pos } : null;
+    const row = this.sql
+      .exec<{ first_seq: number; last_seq: number; start_pos: number; end_pos: number; ends: string }>(
+        "SELECT first_seq, last_seq, start_pos, end_pos, ends FROM log_blocks WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1",
+        seq,
+      )
+      .toArray()[0];
+    if (!row || seq > row.last_seq) return null;
+    // A reader at a block's end (every live reader: appends end blocks) needs no parse.
+    if (seq === row.last_seq) return { seq, pos: row.end_pos };
+    const ends = JSON.parse(row.ends) as number[];
+    return { seq, pos: row.start_pos + (ends[seq - row.first_seq] as number) };
   }
 
   /** Checks a client offset against this log: it must name a real entry boundary. */
@@ -325,11 +277,9 @@ export class LogCore {
   /**
    * The entry a producer stamped with `seq`, for callers that compare a retry's content. Only for
    * producers that store one entry per seq with no gap up to their `lastSeq` (a run's runners),
-   * so their entries' seqs rise with log seq. There is no index on the stamp (it cost a write per
-   * entry): starting at the highest log seq it can have, each probe finds this producer's nearest
-   * entry at or below and jumps down by the stamps still to go. Inside one producer's stretch of
-   * the log, with other entries sparse, that converges in a few probes; other producers' entries
-   * above it (a later runner generation) are read once, on the way down.
+   * so their entries' seqs rise with log seq. Starting at the highest log seq it can have, each
+   * probe reads this producer's nearest block at or below and jumps down by the stamps still to
+   * go; inside one producer's stretch of the log that converges in a probe or two.
    */
   entryForProducerSeq(producerId: string, seq: number): LogEntry | null {
     const state = this.producers.get(producerId);
@@ -337,40 +287,53 @@ export class LogCore {
     // Its entries stamped seq+1..lastSeq lie above it.
     let hi = this.mustState().tail.seq - (state.lastSeq - seq);
     while (hi >= 1) {
-      const row = this.sql
-        .exec<RawEntry & { producer_seq: number }>(
-          `SELECT seq, end_pos, body, time, producer_seq FROM log_entries
-           WHERE seq <= ? AND producer_id = ? ORDER BY seq DESC LIMIT 1`,
+      const block = this.sql
+        .exec<RawBlock & { times: string; stamps: string }>(
+          `SELECT first_seq, last_seq, start_pos, bodies, ends, times, stamps FROM log_blocks
+           WHERE first_seq <= ? AND producer_id = ? ORDER BY first_seq DESC LIMIT 1`,
           hi,
           producerId,
         )
         .toArray()[0];
-      if (!row || row.producer_seq < seq) return null;
-      if (row.producer_seq === seq) {
-        return {
-          seq: row.seq,
-          end: { seq: row.seq, pos: row.end_pos },
-          body: new Uint8Array(row.body),
-          time: row.time,
-        };
+      if (!block) return null;
+      const stamps = JSON.parse(block.stamps) as ([number, number] | null)[];
+      let lowest: { index: number; seq: number } | null = null;
+      for (let index = Math.min(stamps.length - 1, hi - block.first_seq); index >= 0; index--) {
+        const stamp = stamps[index];
+        if (!stamp) continue;
+        if (stamp[1] < seq) return null;
+        if (stamp[1] === seq) return this.entryOf(block, index);
+        lowest = { index, seq: stamp[1] };
       }
-      hi = row.seq - (row.producer_seq - seq);
+      hi = lowest === null ? block.first_seq - 1 : block.first_seq + lowest.index - (lowest.seq - seq);
     }
     return null;
   }
 
+  private entryOf(block: RawBlock & { times: string }, index: number): LogEntry {
+    const ends = JSON.parse(block.ends) as number[];
+    const seq = block.first_seq + index;
+    const end = ends[index] as number;
+    return {
+      seq,
+      end: { seq, pos: block.start_pos + end },
+      body: new Uint8Array(block.bodies).slice(startOf(ends, index), end),
+      time: timeAt(JSON.parse(block.times) as number | number[], index),
+    };
+  }
+
   /**
-   * Removes the log entirely (entries, producers, state). The entries table is dropped and made
+   * Removes the log entirely (blocks, producers, state). The blocks table is dropped and made
    * again from its own definition (and its indexes', if a later migration adds any): a DELETE
-   * would be billed one row written per entry, the drop a handful.
+   * would be billed one row written per block, the drop a handful.
    */
   clear(): void {
     const definitions = this.sql
       .exec<{ sql: string }>(
-        "SELECT sql FROM sqlite_master WHERE tbl_name = 'log_entries' AND sql IS NOT NULL ORDER BY type = 'index'",
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'log_blocks' AND sql IS NOT NULL ORDER BY type = 'index'",
       )
       .toArray();
-    this.sql.exec("DROP TABLE log_entries");
+    this.sql.exec("DROP TABLE log_blocks");
     for (const { sql } of definitions) this.sql.exec(sql);
     this.sql.exec("DELETE FROM log_producers");
     this.sql.exec("DELETE FROM log_state");

@@ -36,3 +36,22 @@ CREATE TABLE IF NOT EXISTS log_producers (
  * (LogCore.entryForProducerSeq). Appended to RunObject's and StreamObject's migration lists.
  */
 export const DROP_PRODUCER_INDEX = "DROP INDEX IF EXISTS log_entries_by_producer;";
+
+/**
+ * Log core migration: entries stored in blocks (src/log/blocks.ts), one row per append instead of
+ * one per entry. The table is created here; convertEntriesToBlocks moves the entries of
+ * `log_entries` into it and drops the old table, in the migration's transaction.
+ */
+export const BLOCKS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS log_blocks (
+  first_seq INTEGER PRIMARY KEY,
+  last_seq INTEGER NOT NULL,
+  start_pos INTEGER NOT NULL,
+  end_pos INTEGER NOT NULL,
+  bodies BLOB NOT NULL,
+  ends TEXT NOT NULL,
+  times TEXT NOT NULL,
+  producer_id TEXT,
+  stamps TEXT
+);
+`;

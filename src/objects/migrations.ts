@@ -17,6 +17,8 @@ export interface Migration {
   name: string;
   /** One or more SQL statements. */
   sql: string;
+  /** Work SQL alone cannot do (moving the log into blocks), run after `sql` in its transaction. */
+  run?: (sql: SqlStorage) => void;
 }
 
 const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -44,6 +46,7 @@ export function applyMigrations(storage: DurableObjectStorage, migrations: reado
     if (migration.version <= applied) continue;
     storage.transactionSync(() => {
       storage.sql.exec(migration.sql);
+      migration.run?.(storage.sql);
       storage.sql.exec(
         "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
         migration.version,

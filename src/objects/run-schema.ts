@@ -1,4 +1,5 @@
-import { DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
+import { convertEntriesToBlocks } from "../log/convert.ts";
+import { BLOCKS_SCHEMA, DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
 import type { Migration } from "./migrations.ts";
 
 /**
@@ -202,4 +203,5 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "pool runs and the outbox", sql: RUN_SCHEMA_V6 },
   { version: 7, name: "claim-rate allowance", sql: RUN_SCHEMA_V7 },
   { version: 8, name: "usage totals, budgets and tags", sql: RUN_SCHEMA_V8 },
+  { version: 9, name: "log entries stored in blocks", sql: BLOCKS_SCHEMA, run: convertEntriesToBlocks },
 ];

@@ -1,4 +1,5 @@
-import { DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
+import { convertEntriesToBlocks } from "../log/convert.ts";
+import { BLOCKS_SCHEMA, DROP_PRODUCER_INDEX, LOG_SCHEMA } from "../log/schema.ts";
 import type { Migration } from "./migrations.ts";
 
 /**
@@ -64,4 +65,5 @@ CREATE TABLE IF NOT EXISTS stream_releases (
 export const STREAM_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "stream tables and the log core", sql: `${LOG_SCHEMA}${STREAM_SCHEMA_V1}` },
   { version: 2, name: "log entries without the producer index", sql: DROP_PRODUCER_INDEX },
+  { version: 3, name: "log entries stored in blocks", sql: BLOCKS_SCHEMA, run: convertEntriesToBlocks },
 ];

@@ -6,6 +6,7 @@ import { LOG_START, type LogPosition } from "../../src/log/offsets.ts";
 import { LOG_READ_LIMITS } from "../../src/log/reader.ts";
 import { RUNNER_PRODUCER_RULES } from "../../src/log/producers.ts";
 import { runObject, uniqueRunId } from "./helpers.ts";
+import { type StoredEntry, storedEntries } from "./log-rows.ts";
 
 /**
  * A run's events are appended a frame at a time, in one statement, from their JSON text; reads
@@ -14,15 +15,7 @@ import { runObject, uniqueRunId } from "./helpers.ts";
 
 const encoder = new TextEncoder();
 
-interface Stored extends Record<string, SqlStorageValue> {
-  seq: number;
-  end_pos: number;
-  body: ArrayBuffer;
-  time: number;
-  producer_id: string | null;
-  producer_epoch: number | null;
-  producer_seq: number | null;
-}
+type Stored = StoredEntry;
 
 const entry = fc.record({
   // Every kind of string JSON.stringify can produce: any UTF-16 (lone surrogates come out escaped).
@@ -62,7 +55,7 @@ describe("appending text entries in one statement", () => {
             }
             if (tail.seq !== expected.length || tail.pos !== pos) found.push(`tail ${JSON.stringify(tail)}`);
           }
-          const rows = sql.exec<Stored>("SELECT * FROM log_entries ORDER BY seq").toArray();
+          const rows = storedEntries(sql);
           const actual = rows.map(({ body: _body, ...rest }) => rest);
           if (JSON.stringify(actual) !== JSON.stringify(expected)) found.push(`rows ${JSON.stringify(actual)}`);
           rows.forEach((row, index) => {
@@ -112,10 +105,7 @@ describe("appending a batch larger than one SQLite string", () => {
       // 500 texts of 4,000 quotes and a non-ASCII tail: 4 MB once escaped twice, if sent at once.
       const texts = Array.from({ length: 500 }, (_, i) => JSON.stringify(`${'"'.repeat(2_000)}é${i}`));
       const tail = log.appendTexts(texts.map((text, i) => ({ text, time: i, producer: null })));
-      const stored = state.storage.sql
-        .exec<{ body: ArrayBuffer }>("SELECT body FROM log_entries ORDER BY seq")
-        .toArray()
-        .map((row) => new TextDecoder().decode(row.body));
+      const stored = storedEntries(state.storage.sql).map((row) => new TextDecoder().decode(row.body));
       const bytes = texts.reduce((sum, text) => sum + encoder.encode(text).byteLength, 0);
       return { tail, same: JSON.stringify(stored) === JSON.stringify(texts), bytes };
     });
@@ -137,7 +127,7 @@ describe("appending one entry that escapes past the bound on its own", () => {
       const texts = ["{}", huge, '{"a":1}', under, huge, "[]"];
       const producer = { producerId: "runner", epoch: 1, seq: 7 };
       const tail = log.appendTexts(texts.map((text, i) => ({ text, time: i, producer: i === 1 ? producer : null })));
-      const stored = state.storage.sql.exec<Stored>("SELECT * FROM log_entries ORDER BY seq").toArray();
+      const stored = storedEntries(state.storage.sql);
       let pos = 0;
       const expected = texts.map((text, i) => {
         pos += encoder.encode(text).byteLength;
@@ -238,7 +228,7 @@ describe("clearing a log", () => {
       log.init();
       log.appendTexts(Array.from({ length: 5_000 }, (_, i) => ({ text: `{"n":${i}}`, time: i, producer: null })));
       const schema = () =>
-        sql.exec("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'log_entries' ORDER BY name").toArray();
+        sql.exec("SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'log_blocks' ORDER BY name").toArray();
       const before = schema();
       const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
       const metered = new Proxy(sql, {
@@ -253,7 +243,7 @@ describe("clearing a log", () => {
       });
       new LogCore(metered, RUNNER_PRODUCER_RULES).clear();
       const rowsWritten = cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
-      const after = { schema: schema(), entries: sql.exec("SELECT count(*) AS n FROM log_entries").one().n };
+      const after = { schema: schema(), entries: sql.exec("SELECT count(*) AS n FROM log_blocks").one().n };
       log.init();
       const tail = log.appendTexts([{ text: "{}", time: 1, producer: null }]);
       return { before, after, rowsWritten, tail };

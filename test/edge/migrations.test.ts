@@ -7,6 +7,7 @@ import { TENANT_INDEX_MIGRATIONS } from "../../src/objects/tenant-index-schema.t
 import { shardLayout, shardName, shardOf } from "../../src/objects/tenant-index-shards.ts";
 import { allEvents, call, createRun, getRun, json, KEY_B, runnerTranscript, runObject, timers } from "./helpers.ts";
 import { waitFor } from "../support/wait.ts";
+import { revertBlocksMigration } from "./log-rows.ts";
 import { lose, runWith, session } from "./recovery-helpers.ts";
 import { agentEvent, claim, connectRunner } from "./sockets.ts";
 
@@ -52,6 +53,7 @@ async function snapshot(runId: string) {
  * tables and columns dropped, only migration 1 recorded (or none: `withMigrations: false`).
  */
 function revertToVersion1(sql: SqlStorage, withMigrations = true): void {
+  revertBlocksMigration(sql, 9);
   revertUsageMigration(sql);
   revertClaimAllowance(sql);
   revertPoolMigration(sql);
@@ -241,6 +243,7 @@ describe("schema migrations", () => {
     // As migrations 2 and 3 left a run older than them: no command bound, migration 4 not applied.
     await runInDurableObject(runObject(live.runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE commands SET generation = NULL");
+      revertBlocksMigration(state.storage.sql, 9);
       revertUsageMigration(state.storage.sql);
       revertClaimAllowance(state.storage.sql);
       revertPoolMigration(state.storage.sql);

@@ -80,7 +80,7 @@ export function ListPage({ credential, onSignIn }: ListPageProps) {
         })
         .catch((error: unknown) => {
           if (id !== request.current) return;
-          if (error instanceof ApiError && error.status !== 0) {
+          if (error instanceof ApiError && error.status !== undefined) {
             stopped = true;
             setProblem(error);
           } else setStale(true); // keep what is shown; the next refresh tries again

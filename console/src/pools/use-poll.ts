@@ -21,7 +21,7 @@ export function usePoll<T>(load: () => Promise<T>, everyMs: number, deps: unknow
         })
         .catch((error: unknown) => {
           if (stopped) return;
-          if (error instanceof ApiError && error.status !== 0) {
+          if (error instanceof ApiError && error.status !== undefined) {
             stopped = true;
             setProblem(error);
           } else setStale(true);

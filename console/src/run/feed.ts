@@ -1,12 +1,11 @@
-import type { RunEvent, ServerToViewer } from "../../../src/protocol/index.ts";
+import type { RunEvent } from "../../../src/protocol/index.ts";
 import { type Api, ApiError } from "../api.ts";
 
 /**
  * A run's events as this page holds them: one contiguous range of seqs, opened on the latest
- * page and grown backwards on demand, and a live tail over the viewer WebSocket that reconnects
+ * page and grown backwards on demand, and a live tail through the SDK's watch that reconnects
  * with backoff from the last seq held. Every event is delivered to the listener exactly once and
- * in order: a repeated seq is dropped, and a gap is filled from the events API before anything
- * after it is shown.
+ * in order.
  */
 export type LiveState = "connecting" | "live" | "reconnecting" | "ended" | "stopped";
 
@@ -24,18 +23,12 @@ export interface FeedListener {
 export const PAGE_SIZE = 500;
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 8000;
-const HANDSHAKE_TIMEOUT_MS = 20_000;
-const ACK_EVERY_BYTES = 256 * 1024;
 
 export class RunFeed {
   events: RunEvent[] = [];
   /** The `after` cursor of the first held event: events with seq ≤ start are not held. */
   private start = 0;
-  private socket: WebSocket | null = null;
-  private frames: Promise<void> = Promise.resolve();
-  /** Bytes of events frames read since the last `ack`. */
-  private unacked = 0;
-  private attempts = 0;
+  private readonly stopped = new AbortController();
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private earlier: Promise<void> | null = null;
   private ended = false;
@@ -72,7 +65,7 @@ export class RunFeed {
     this.events = [];
     this.take(page.events);
     this.listener.reset();
-    this.connect();
+    void this.tail();
   }
 
   /** Loads the page before the first held event. Resolves when it is in (or there is none). */
@@ -92,9 +85,7 @@ export class RunFeed {
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.retryTimer);
-    const socket = this.socket;
-    this.socket = null;
-    if (socket && socket.readyState === WebSocket.OPEN) socket.close(1000);
+    this.stopped.abort();
   }
 
   private async fetchEarlier(): Promise<void> {
@@ -108,7 +99,7 @@ export class RunFeed {
       if (this.disposed || this.start !== before) return;
       const expected = page.events.every((event, i) => event.seq === from + 1 + i);
       if (!expected || page.events.length === 0) {
-        throw new ApiError(0, "inconsistent", `events ${after + 1}..${before} came back incomplete`);
+        throw new ApiError("inconsistent", `events ${after + 1}..${before} came back incomplete`);
       }
       earlier.push(...page.events);
     }
@@ -122,129 +113,80 @@ export class RunFeed {
     const fresh: RunEvent[] = [];
     for (const event of events) {
       if (event.seq <= this.lastSeq) continue; // already held: shown once
-      if (event.seq !== this.lastSeq + 1) break; // a gap: the caller fills it
+      if (event.seq !== this.lastSeq + 1) break; // cannot happen: the watch fills gaps before going on
       this.events.push(event);
       fresh.push(event);
     }
     return fresh;
   }
 
-  /** Takes a frame's events, filling any gap before them through the events API. */
-  private async accept(events: RunEvent[]): Promise<void> {
-    let rest = events.filter((event) => event.seq > this.lastSeq);
-    while (rest.length > 0 && !this.disposed) {
-      const first = rest[0] as RunEvent;
-      if (first.seq > this.lastSeq + 1) await this.fill(first.seq - 1);
-      const fresh = this.take(rest);
-      if (fresh.length === 0) throw new ApiError(0, "gap", `event ${this.lastSeq + 1} is missing`);
-      this.listener.appended(fresh);
-      rest = rest.filter((event) => event.seq > this.lastSeq);
-    }
-  }
-
-  private async fill(upTo: number): Promise<void> {
-    while (this.lastSeq < upTo && !this.disposed) {
-      const page = await this.api.events(this.runId, this.lastSeq, Math.min(PAGE_SIZE, upTo - this.lastSeq));
-      const fresh = this.take(page.events);
-      if (fresh.length === 0) throw new ApiError(0, "gap", `event ${this.lastSeq + 1} is missing from the log`);
-      this.listener.appended(fresh);
-    }
-  }
-
-  private connect(): void {
-    if (this.disposed || this.ended) return;
-    this.listener.live(this.attempts === 0 ? "connecting" : "reconnecting");
-    this.socketToken(this.attempts > 0)
-      .then((token) => this.openSocket(token))
-      .catch((error: unknown) => this.retryAfter(error));
-  }
-
-  private openSocket(token: string): void {
-    if (this.disposed) return;
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const query = new URLSearchParams({ after: String(this.lastSeq), token });
-    const socket = new WebSocket(
-      `${scheme}://${location.host}/v1/runs/${encodeURIComponent(this.runId)}/watch?${query}`,
-    );
-    this.socket = socket;
-    this.unacked = 0;
-    const handshake = setTimeout(
-      () => socket.readyState === WebSocket.CONNECTING && socket.close(),
-      HANDSHAKE_TIMEOUT_MS,
-    );
-    socket.onmessage = (message) => {
-      this.frames = this.frames
-        .then(() => this.handle(socket, message.data))
-        .catch(() => {
-          // A gap the events API could not fill, or a failed fetch: start again from the last seq held.
-          if (this.socket === socket) socket.close();
-        });
-    };
-    socket.onclose = () => {
-      clearTimeout(handshake);
-      if (this.socket !== socket) return;
-      this.socket = null;
-      this.frames = this.frames.then(() => this.retryAfter(null));
-    };
-  }
-
-  private async handle(socket: WebSocket, raw: unknown): Promise<void> {
-    if (this.socket !== socket || typeof raw !== "string") return;
-    let frame: ServerToViewer;
-    try {
-      frame = JSON.parse(raw) as ServerToViewer;
-    } catch {
-      return;
-    }
-    if (frame.type === "events") {
-      await this.accept(frame.events);
-      this.acknowledge(socket, raw.length);
-    } else if (frame.type === "status") {
-      // The replay is done: from here on the socket is live.
-      this.attempts = 0;
-      this.listener.live("live");
-      this.listener.status(frame.status);
-    } else if (frame.type === "error" && frame.code === "viewer_behind") {
-      // The edge sends nothing more on this socket (its close, 4008, can come late): reconnect now.
-      this.socket = null;
-      socket.close();
-      this.retryAfter(null);
-    } else if (frame.type === "end") {
-      this.ended = true;
-      this.listener.live("ended");
-      this.listener.status(frame.status);
-    }
-  }
-
   /**
-   * Tells the edge how far this page has read, every ACK_EVERY_BYTES: a viewer that never acks is
-   * closed (4008) once it is VIEWER_BACKLOG_MAX_BYTES behind, and reconnects from its last seq.
+   * The live tail: the SDK's watch from the last seq held, which delivers each event once and
+   * fills any gap itself. A connection it loses is followed here, with a fresh socket token
+   * (one minted for an API key may have expired), from the last seq held.
    */
-  private acknowledge(socket: WebSocket, bytes: number): void {
-    this.unacked += bytes;
-    if (this.unacked < ACK_EVERY_BYTES || socket.readyState !== WebSocket.OPEN) return;
-    this.unacked = 0;
-    socket.send(JSON.stringify({ type: "ack", seq: this.lastSeq }));
+  private async tail(): Promise<void> {
+    let attempts = 0;
+    while (!this.disposed && !this.ended) {
+      this.listener.live(attempts === 0 ? "connecting" : "reconnecting");
+      try {
+        const viewerToken = await this.socketToken(attempts > 0);
+        if (await this.follow(viewerToken)) attempts = 0;
+      } catch (error) {
+        if (error instanceof ApiError && error.isVerdict) return this.stop(error);
+      }
+      if (this.disposed || this.ended) return;
+      attempts++;
+      this.listener.live("reconnecting");
+      const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (attempts - 1));
+      await new Promise((resolve) => {
+        this.retryTimer = setTimeout(resolve, ceiling / 2 + Math.random() * (ceiling / 2));
+      });
+    }
   }
 
-  /** Backs off, checks the run still answers, then reconnects from the last seq held. */
-  private retryAfter(error: unknown): void {
-    if (this.disposed || this.ended) return;
-    if (error instanceof ApiError && [401, 403, 404, 410].includes(error.status)) {
-      this.stop(error);
-      return;
+  /** One watch until its connection drops or the run ends; true when it got as far as live. */
+  private async follow(viewerToken: string): Promise<boolean> {
+    let live = false;
+    const pending: RunEvent[] = [];
+    const flush = () => {
+      const fresh = this.take(pending.splice(0));
+      if (fresh.length > 0 && !this.disposed) this.listener.appended(fresh);
+    };
+    let flushTimer: ReturnType<typeof setTimeout> | undefined;
+    const watch = this.api.client.watch(this.runId, { after: this.lastSeq, viewerToken, signal: this.stopped.signal });
+    try {
+      for await (const update of watch) {
+        if (update.type === "event") {
+          // a frame's events arrive one by one: shown together once the frame is through
+          pending.push(update.event);
+          flushTimer ??= setTimeout(() => {
+            flushTimer = undefined;
+            flush();
+          }, 0);
+          continue;
+        }
+        flush();
+        if (update.type === "status") {
+          // The replay is done: from here on the watch is live.
+          live = true;
+          this.listener.live("live");
+          this.listener.status(update.status);
+        } else if (update.type === "connection" && update.reason !== null) {
+          return live;
+        } else if (update.type === "end") {
+          this.ended = true;
+          this.listener.live("ended");
+          this.listener.status(update.run.status);
+          return live;
+        }
+      }
+      return live;
+    } finally {
+      clearTimeout(flushTimer);
+      flush();
+      await watch.return();
     }
-    this.attempts++;
-    this.listener.live("reconnecting");
-    const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (this.attempts - 1));
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => {
-      this.api
-        .getRun(this.runId)
-        .then(() => this.connect())
-        .catch((failure: unknown) => this.retryAfter(failure));
-    }, delay);
   }
 
   private stop(error: ApiError): void {

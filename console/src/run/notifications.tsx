@@ -1,4 +1,3 @@
-import type { WebhookDelivery } from "../../../src/protocol/index.ts";
 import type { Api } from "../api.ts";
 import { absoluteTime, relativeTime } from "../format.ts";
 import { usePoll } from "../pools/use-poll.ts";
@@ -17,11 +16,7 @@ interface Props {
  * with its endpoint, state, attempts, the receiver's last answer and the next try.
  */
 export function Notifications({ api, runId, now }: Props) {
-  const { value, problem, stale } = usePoll(
-    () => api.call<{ deliveries: WebhookDelivery[] }>("GET", `/v1/runs/${encodeURIComponent(runId)}/notifications`),
-    POLL_MS,
-    [api, runId],
-  );
+  const { value, problem, stale } = usePoll(() => api.client.notifications(runId), POLL_MS, [api, runId]);
   const deliveries = value?.deliveries ?? [];
   return (
     <section class="notifications card" aria-label="Notifications" data-stale={stale ? "true" : undefined}>

@@ -84,7 +84,7 @@ export function RunPage(props: RunPageProps) {
       .getRun(runId)
       .then((record) => setRun((current) => newerRecord(current, record)))
       .catch((error: unknown) => {
-        if (error instanceof ApiError && error.status !== 0) setProblem(error);
+        if (error instanceof ApiError && error.status !== undefined) setProblem(error);
       })
       .finally(() => {
         reading.current = null;
@@ -148,7 +148,7 @@ export function RunPage(props: RunPageProps) {
         await next.open(record.lastSeq);
       })
       .catch((error: unknown) => {
-        if (!cancelled) setProblem(error instanceof ApiError ? error : new ApiError(0, "error", String(error)));
+        if (!cancelled) setProblem(error instanceof ApiError ? error : new ApiError("error", String(error)));
       });
     return () => {
       cancelled = true;
