@@ -34,6 +34,8 @@ export function openViewer(
   failure.catch(() => undefined); // surfaced through attached/ended
   const attached = Promise.race([new Promise<void>((resolve) => (onAttached = resolve)), failure]);
   const ended = Promise.race([new Promise<void>((resolve) => (onEnded = resolve)), failure]);
+  // A caller that never waits for the end (the storm) must not crash on a rejection nobody reads.
+  ended.catch(() => undefined);
   let done = false;
   ws.addEventListener("message", (event) => {
     const at = performance.now();
