@@ -13,10 +13,8 @@ export interface Env {
   POOLS: DurableObjectNamespace<TenantPools>;
   /** One WebhookObject per tenant: its webhook endpoints and deliveries (reach it via webhookStub). */
   WEBHOOKS: DurableObjectNamespace<WebhookObject>;
-  /** Shards of each tenant's run list (default 8; src/objects/tenant-index-shards.ts, docs/SCALE.md). */
+  /** Shards of each tenant's run list (default 8; raise it, never lower it; src/objects/tenant-index-shards.ts, docs/SCALE.md). */
   TENANT_INDEX_SHARDS?: string;
-  /** Runs created before this time (ms since the epoch) stay in shard 0: set it when sharding a deployment that has runs. */
-  TENANT_INDEX_SHARDED_SINCE?: string;
   /** Comma-separated `key=tenant` pairs. */
   API_KEYS: string;
   /** HMAC secret for runner and viewer tokens. */

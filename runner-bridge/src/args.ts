@@ -6,7 +6,7 @@ import { DEFAULT_LINGER_MS } from "./outbox.ts";
 import { POOL_USAGE } from "./pool/args.ts";
 import { type SandboxFields, type SandboxOptions, sandboxOptions } from "./sandbox/policy.ts";
 
-/** Command-line parsing for `run`, `attach` and `resume` (flags as documented in the README). */
+/** Command-line parsing for `run`, `attach` and `resume` (flags as documented in docs/RUNNER-BRIDGE.md). */
 export interface CommonArgs {
   edge: string;
   runId: string;

@@ -1,4 +1,4 @@
-/** Exit statuses of the CLI (documented in the README). */
+/** Exit statuses of the CLI (documented in docs/RUNNER-BRIDGE.md). */
 export const EXIT = {
   ok: 0,
   failure: 1,

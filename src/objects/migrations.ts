@@ -15,8 +15,8 @@
 export interface Migration {
   version: number;
   name: string;
-  /** One or more SQL statements. */
-  sql: string;
+  /** One or more SQL statements (none: the migration is all `run`). */
+  sql?: string;
   /** Work SQL alone cannot do (moving the log into blocks), run after `sql` in its transaction. */
   run?: (sql: SqlStorage) => void;
 }
@@ -45,7 +45,7 @@ export function applyMigrations(storage: DurableObjectStorage, migrations: reado
   for (const migration of migrations) {
     if (migration.version <= applied) continue;
     storage.transactionSync(() => {
-      storage.sql.exec(migration.sql);
+      if (migration.sql) storage.sql.exec(migration.sql);
       migration.run?.(storage.sql);
       storage.sql.exec(
         "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",

@@ -193,6 +193,19 @@ CREATE TABLE IF NOT EXISTS usage_days (
 );
 `;
 
+/**
+ * Version 10, the tenant index in shards: the shard count the run's index entry lives under, kept
+ * so raising TENANT_INDEX_SHARDS never moves it (tenant-index-shards.ts). NULL until the run's
+ * first sync writes today's count; a run from before sharding is listed in shard 0, so it gets 1.
+ * Written to be re-run safely (the column only added when missing, only NULLs set).
+ */
+function addIndexShards(sql: SqlStorage): void {
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(run)").toArray();
+  if (!columns.some((column) => column.name === "index_shards"))
+    sql.exec("ALTER TABLE run ADD COLUMN index_shards INTEGER");
+  sql.exec("UPDATE run SET index_shards = 1 WHERE index_shards IS NULL");
+}
+
 /** RunObject's migrations, applied on every wake (migrations.ts). Append; never edit a shipped one. */
 export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "run tables and the log core", sql: RUN_SCHEMA_V1 },
@@ -204,4 +217,5 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "claim-rate allowance", sql: RUN_SCHEMA_V7 },
   { version: 8, name: "usage totals, budgets and tags", sql: RUN_SCHEMA_V8 },
   { version: 9, name: "log entries stored in blocks", sql: BLOCKS_SCHEMA, run: convertEntriesToBlocks },
+  { version: 10, name: "the run's tenant index shard count", run: addIndexShards },
 ];

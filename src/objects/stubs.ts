@@ -51,7 +51,7 @@ export function runStub(env: Env, tenant: string, runId: string): RunApi {
   return env.RUNS.get(env.RUNS.idFromName(`${tenant}:${runId}`)) as unknown as RunApi;
 }
 
-/** One TenantIndex per tenant, named by the tenant. */
+/** A tenant's first index shard, its original object named by the tenant (the whole list: tenantIndex, tenant-index-shards.ts). */
 export function tenantIndexStub(env: Env, tenant: string): TenantIndexApi {
   return env.TENANTS.get(env.TENANTS.idFromName(tenant)) as unknown as TenantIndexApi;
 }

@@ -7,10 +7,10 @@ import { usageFromSums } from "./tenant-index-usage.ts";
 
 // A tenant's run list spread over several TenantIndex objects, so no one object takes every status
 // change of every run of a busy tenant (docs/SCALE.md has the arithmetic). A run's shard is a pure
-// function of its id, its creation time and the layout, so each of its syncs lands on the same
-// object without asking anyone. Shard 0 keeps the tenant's original object name: a tenant indexed
-// before sharding keeps its runs there (every run created before TENANT_INDEX_SHARDED_SINCE), and
-// the list reads every shard, so old runs stay listed with no copying.
+// function of its id and the shard count it was created under, which the run keeps in its own row
+// (index-sync.ts), so each of its syncs lands on the same object without asking anyone, even after
+// TENANT_INDEX_SHARDS is raised. Shard 0 keeps the tenant's original object name: a run from before
+// sharding counts as created under one shard, so it stays there and stays listed with no copying.
 
 /** Shards per tenant when TENANT_INDEX_SHARDS is unset (docs/SCALE.md: 10 k runs a minute stay under 10 % of one object's requests). */
 export const DEFAULT_TENANT_INDEX_SHARDS = 8;
@@ -18,18 +18,15 @@ export const DEFAULT_TENANT_INDEX_SHARDS = 8;
 export const MAX_TENANT_INDEX_SHARDS = 64;
 
 export interface ShardLayout {
+  /** Shards new runs are spread over, and the shards a list reads: raise it, never lower it. */
   shards: number;
-  /** Runs created before this time (ms) live in shard 0, where an unsharded index put them. */
-  shardedSince: number;
 }
 
-export function shardLayout(env: Pick<Env, "TENANT_INDEX_SHARDS" | "TENANT_INDEX_SHARDED_SINCE">): ShardLayout {
+export function shardLayout(env: Pick<Env, "TENANT_INDEX_SHARDS">): ShardLayout {
   const shards = Number(env.TENANT_INDEX_SHARDS ?? DEFAULT_TENANT_INDEX_SHARDS);
-  const since = Number(env.TENANT_INDEX_SHARDED_SINCE ?? 0);
   return {
     shards:
       Number.isInteger(shards) && shards >= 1 ? Math.min(shards, MAX_TENANT_INDEX_SHARDS) : DEFAULT_TENANT_INDEX_SHARDS,
-    shardedSince: Number.isFinite(since) && since > 0 ? since : 0,
   };
 }
 
@@ -43,9 +40,9 @@ function hash(text: string): number {
   return h;
 }
 
-export function shardOf(layout: ShardLayout, runId: string, createdAt: number): number {
-  if (createdAt < layout.shardedSince) return 0;
-  return hash(runId) % layout.shards;
+/** The shard of a run created under `indexShards` shards (1 for a run from before sharding: shard 0). */
+export function shardOf(runId: string, indexShards: number): number {
+  return hash(runId) % Math.max(1, indexShards);
 }
 
 /** Shard 0 is the tenant's original index; the others are named by tenant and number. */
@@ -72,9 +69,10 @@ export interface ShardedTenantIndex extends TenantIndexApi {
 export function tenantIndex(env: Env, tenant: string, layout: ShardLayout = shardLayout(env)): ShardedTenantIndex {
   const all = () => Array.from({ length: layout.shards }, (_, shard) => shardStub(env, tenant, shard));
   return {
-    upsert: (entry: IndexEntry) => shardStub(env, tenant, shardOf(layout, entry.runId, entry.createdAt)).upsert(entry),
-    remove: (runId: string, version: number, createdAt: number) =>
-      shardStub(env, tenant, shardOf(layout, runId, createdAt)).remove(runId, version),
+    shards: layout.shards,
+    upsert: (entry: IndexEntry) => shardStub(env, tenant, shardOf(entry.runId, entry.indexShards)).upsert(entry),
+    remove: (runId: string, version: number, indexShards: number) =>
+      shardStub(env, tenant, shardOf(runId, indexShards)).remove(runId, version),
     list: async (filters: RunFilters) =>
       mergePages(await Promise.all(all().map((shard) => shard.list(filters))), filters.limit),
     usage: async (range) =>

@@ -12,6 +12,8 @@ export interface IndexEntry {
   /** The run's status version: an entry below the row's is ignored. */
   version: number;
   agent: string | null;
+  /** The tenant index's shard count when the run was created (1 before sharding): picks its shard for good. */
+  indexShards: number;
   /** The pool queue of a pool run; null (or absent) for one started by hand. */
   queue?: string | null | undefined;
   tags: string[];
@@ -25,11 +27,13 @@ export interface IndexEntry {
 
 /**
  * The tenant's list of runs, as a run's object updates it: its shards (tenant-index-shards.ts), which
- * pick the run's shard from its id and creation time.
+ * pick the run's shard from its id and the shard count it was created under.
  */
 export interface TenantIndexApi {
+  /** The shard count today, which a run syncing for the first time keeps as its own. */
+  readonly shards: number;
   upsert(entry: IndexEntry): Promise<void>;
-  remove(runId: string, version: number, createdAt: number): Promise<void>;
+  remove(runId: string, version: number, indexShards: number): Promise<void>;
 }
 
 const RETRY_MS = 5_000;
@@ -61,14 +65,17 @@ export async function syncTenantIndex(
   if (!run) return;
   const usage = new UsageStore(storage.sql);
   const cost = usage.usage().total.costUsd;
+  const tenantIndex = index(run.tenant);
+  const indexShards = runIndexShards(storage.sql, tenantIndex.shards);
   try {
-    if (run.purgedAt !== null) await index(run.tenant).remove(run.runId, run.statusVersion, run.createdAt);
+    if (run.purgedAt !== null) await tenantIndex.remove(run.runId, run.statusVersion, indexShards);
     else {
-      await index(run.tenant).upsert({
+      await tenantIndex.upsert({
         runId: run.runId,
         status: run.status,
         createdAt: run.createdAt,
         version: run.statusVersion,
+        indexShards,
         agent: agentNameOf(run.agent),
         queue: run.queue,
         tags: run.tags,
@@ -82,4 +89,16 @@ export async function syncTenantIndex(
     timers.set("index_sync", Date.now() + RETRY_MS);
     await scheduleAlarm(storage, timers);
   }
+}
+
+/**
+ * The shard count the run is indexed under: the one its row keeps, else (its first sync) today's,
+ * written before anything is sent so every later sync reaches the same shard. Runs from before
+ * sharding were given 1 by their migration, which keeps them in shard 0.
+ */
+function runIndexShards(sql: SqlStorage, today: number): number {
+  const kept = sql.exec<{ index_shards: number | null }>("SELECT index_shards FROM run WHERE singleton = 1").one();
+  if (kept.index_shards !== null) return kept.index_shards;
+  sql.exec("UPDATE run SET index_shards = ? WHERE singleton = 1", today);
+  return today;
 }

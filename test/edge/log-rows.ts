@@ -75,7 +75,8 @@ export function revertBlocksMigration(sql: SqlStorage, version: number): void {
     );
   }
   sql.exec("DROP TABLE log_blocks");
-  sql.exec("DELETE FROM schema_migrations WHERE version = ?", version);
+  // Later migrations go too, so the wake applies this one again; run migration 10 is safe to re-run.
+  sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
 }
 
 /** Every row of every table but the log's storage and the migration records, bytes as hex. */

@@ -316,11 +316,55 @@ describe("schema migrations", () => {
     );
   });
 
+  it("a run indexed before sharding stays in shard 0 after it migrates; a new run keeps the shard count it was born under", async () => {
+    const shards = shardLayout(env).shards;
+    // A run whose hash shard is not 0, so a wrong sync would land elsewhere.
+    let created = await createRun();
+    while (shardOf(created.run.id, shards) === 0) created = await createRun();
+    const runId = created.run.id;
+    const shardOfRun = (shard: number) => env.TENANTS.get(env.TENANTS.idFromName(shardName("tenant-a", shard)));
+    const rowsIn = (shard: number) =>
+      runInDurableObject(shardOfRun(shard), (_instance, state) =>
+        state.storage.sql.exec<{ status: string }>("SELECT status FROM runs WHERE run_id = ?", runId).toArray(),
+      );
+    expect(
+      await runInDurableObject(runObject(runId), (_i, state) =>
+        state.storage.sql.exec("SELECT index_shards FROM run").one(),
+      ),
+    ).toEqual({ index_shards: shards });
+    expect(await rowsIn(shardOf(runId, shards))).toEqual([{ status: "queued" }]);
+
+    // As before sharding: no shard count in the run's row, its entry in the tenant's one index (shard 0).
+    const entry = await runInDurableObject(shardOfRun(shardOf(runId, shards)), (_instance, state) => {
+      const row = state.storage.sql.exec("SELECT * FROM runs WHERE run_id = ?", runId).one();
+      state.storage.sql.exec("DELETE FROM runs WHERE run_id = ?", runId);
+      return row;
+    });
+    await runInDurableObject(shardOfRun(0), (_instance, state) => {
+      const names = Object.keys(entry);
+      state.storage.sql.exec(
+        `INSERT INTO runs (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`,
+        ...names.map((name) => entry[name] ?? null),
+      );
+    });
+    await runInDurableObject(runObject(runId), (_instance, state) => {
+      state.storage.sql.exec("ALTER TABLE run DROP COLUMN index_shards");
+      state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 10");
+    });
+    await evictDurableObject(runObject(runId));
+    await json(await call(`/v1/runs/${runId}/cancel`, { method: "POST", json: {} }), 202);
+
+    expect(await rowsIn(0)).toEqual([{ status: "cancelled" }]);
+    expect(await rowsIn(shardOf(runId, shards))).toEqual([]);
+    const listed = await json<{ runs: { runId: string }[] }>(await call("/v1/runs?limit=200"), 200);
+    expect(listed.runs.filter((run) => run.runId === runId)).toHaveLength(1);
+  });
+
   it("the tenant index and stream objects record their schema versions too", async () => {
     const { run } = await createRun({}, KEY_B);
     await json(await call("/v1/runs?limit=1", { key: KEY_B }), 200);
-    // The index shard the run's id and creation time place it in (tenant-index-shards.ts).
-    const shard = shardOf(shardLayout(env), run.id, Date.parse((await getRun(run.id, KEY_B)).createdAt));
+    // The index shard the run's id and today's shard count place it in (tenant-index-shards.ts).
+    const shard = shardOf(run.id, shardLayout(env).shards);
     const index = env.TENANTS.get(env.TENANTS.idFromName(shardName("tenant-b", shard)));
     const indexed = await runInDurableObject(index, (_instance, state) => ({
       version: schemaVersion(state.storage.sql),

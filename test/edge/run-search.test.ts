@@ -55,7 +55,10 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
     const tenant = `search-${SEED}-${crypto.randomUUID()}`;
     const index = tenantIndexStub(env, tenant);
     const stub = env.TENANTS.get(env.TENANTS.idFromName(tenant));
-    const layout: ShardLayout = { shards: 5, shardedSince: BASE + 1_000 };
+    const layout: ShardLayout = { shards: 5 };
+    // Runs created before this were indexed before sharding: one shard, so shard 0.
+    const shardedAt = BASE + 1_000;
+    const indexShards = (run: ModelRun) => (run.createdAt < shardedAt ? 1 : layout.shards);
     const sharded = tenantIndex(env, `${tenant}-sharded`, layout);
     const runs: ModelRun[] = [];
     for (let n = 0; n < RUNS; n++) {
@@ -85,6 +88,7 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
       status: run.status,
       createdAt: run.createdAt,
       version,
+      indexShards: indexShards(run),
       agent: run.agent,
       tags: run.tags,
       metadata: run.metadata,
@@ -96,7 +100,7 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
       for (const run of runs) instance.upsert(entry(run, 1));
     });
     const perShard = Array.from({ length: layout.shards }, (): ModelRun[] => []);
-    for (const run of runs) perShard[shardOf(layout, run.runId, run.createdAt)]?.push(run);
+    for (const run of runs) perShard[shardOf(run.runId, indexShards(run))]?.push(run);
     for (const [shard, held] of perShard.entries()) {
       // Every shard holds runs (the merge is tested, not one shard's list), shard 0 the most.
       expect(held.length, `runs in shard ${shard}`).toBeGreaterThan(RUNS / layout.shards / 2);
@@ -111,7 +115,7 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
       if (next() < 0.3) {
         run.removed = true;
         await index.remove(run.runId, 3);
-        await sharded.remove(run.runId, 3, run.createdAt);
+        await sharded.remove(run.runId, 3, indexShards(run));
       } else {
         run.status = pick(RUN_STATUSES);
         for (const target of [index, sharded]) {
@@ -170,6 +174,7 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
   it("a listed run carries its agent, tags and usage; a purged run's metadata no longer finds it", async () => {
     const index = tenantIndexStub(env, `search-one-${crypto.randomUUID()}`);
     const base = {
+      indexShards: 1,
       runId: "r1",
       status: "running" as const,
       createdAt: BASE,
@@ -225,6 +230,7 @@ describe("finding runs by tags, metadata, agent, status and creation time", () =
     const tenant = `search-old-${crypto.randomUUID()}`;
     const index = tenantIndexStub(env, tenant);
     const entry: IndexEntry = {
+      indexShards: 1,
       runId: "old-1",
       status: "running",
       createdAt: BASE,

@@ -333,7 +333,9 @@ describe("hostile frames", () => {
     });
     expect(await runner.next("error")).toMatchObject({ code: "internal" });
     expect(await allEvents(run.id)).toEqual(before);
-    await runInDurableObject(runObject(run.id), (_instance, state) => state.storage.sql.exec(RUN_MIGRATIONS[0]!.sql));
+    await runInDurableObject(runObject(run.id), (_instance, state) =>
+      state.storage.sql.exec(RUN_MIGRATIONS[0]!.sql as string),
+    );
     expect((await getRun(run.id)).highestSourceSeq).toBe(0);
     runner.send({ type: "events", epoch, events: [agentEvent(1)] });
     expect((await runner.next("ack")).highestSourceSeq).toBe(1);

@@ -13,7 +13,18 @@ async function listed(tenant: string) {
 
 /** A run's entry with nothing to find it by and no usage. */
 function entry(runId: string, status: RunStatus, createdAt: number, version: number): IndexEntry {
-  return { runId, status, createdAt, version, agent: null, tags: [], metadata: {}, usage: [], costNanoUsd: null };
+  return {
+    runId,
+    status,
+    createdAt,
+    version,
+    indexShards: 1,
+    agent: null,
+    tags: [],
+    metadata: {},
+    usage: [],
+    costNanoUsd: null,
+  };
 }
 
 describe("the tenant index takes versioned upserts", () => {

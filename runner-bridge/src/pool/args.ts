@@ -3,7 +3,7 @@ import path from "node:path";
 import { parseArgs as parseFlags } from "node:util";
 import { DEFAULT_QUEUE, QueueName } from "../../../src/protocol/pool.ts";
 
-/** `runner-bridge pool` flags (README, "Runner pools"). */
+/** `runner-bridge pool` flags (docs/POOLS.md). */
 export interface PoolArgs {
   edge: string;
   queue: string;
