@@ -54,7 +54,7 @@ rawRoute(agui, aguiRoute("get"), serveAgui);
 rawRoute(agui, aguiRoute("post"), serveAgui);
 
 async function serveAgui(c: Context<RunEnv>): Promise<Response> {
-  const after = resumePoint(c.req.header("last-event-id"), c.req.query("after"));
+  const after = resumePoint(c.req.header("last-event-id"), c.req.queries("after"));
   if (!after.ok) return failureResponse(after);
   const stub = runOf(c);
   const run = unwrap(await stub.get()); // unknown 404, purged 410
@@ -77,13 +77,15 @@ async function serveAgui(c: Context<RunEnv>): Promise<Response> {
 }
 
 /** Where the client resumes: `Last-Event-ID` (an EventSource reconnecting), else `?after=`, else 0. */
-function resumePoint(header: string | undefined, query: string | undefined): Result<number> {
+function resumePoint(header: string | undefined, query: string[] | undefined): Result<number> {
+  // A repeated `after` is refused, not read as its first value, as every other query route does.
+  if (query !== undefined && query.length > 1) return fail("invalid_query", "after may be given once");
   if (header !== undefined && header.trim() !== "") {
     const seq = seqOf(header.trim());
     return seq === null ? fail("invalid_request", "Last-Event-ID must be a seq of this run: an integer ≥ 0") : ok(seq);
   }
-  if (query === undefined) return ok(0);
-  const seq = seqOf(query);
+  if (query?.[0] === undefined) return ok(0);
+  const seq = seqOf(query[0]);
   return seq === null ? fail("invalid_query", "after must be a seq: an integer ≥ 0") : ok(seq);
 }
 
