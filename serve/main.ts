@@ -132,14 +132,16 @@ async function main(): Promise<number> {
   // the server closed can linger ~10 s (the close handshake with Node's client), so after
   // DRAIN_MS a SIGINT makes workerd exit at once; every write it acknowledged is already on disk.
   let stopping = false;
-  let pool: DevPool | null = null;
+  // The embedded pool host as it starts: a stop that lands while it is still starting waits for
+  // it and stops it, instead of leaving a host started after workerd was gone.
+  let pool: Promise<DevPool | null> = Promise.resolve(null);
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
       child.kill("SIGINT");
       return;
     }
     stopping = true;
-    await pool?.stop();
+    await (await pool)?.stop();
     log(`${signal}: stopping workerd`);
     child.kill("SIGTERM");
     const interrupt = setTimeout(() => {
@@ -166,10 +168,11 @@ async function main(): Promise<number> {
         `serving http://${socketAddress(options.host, options.port)} (workerd ${workerd.version}, data ${options.dataDir})`,
       );
       if (options.pool) {
-        pool = await startDevPool({ url, dataDir: options.dataDir, say: log }).catch((error: Error) => {
+        pool = startDevPool({ url, dataDir: options.dataDir, say: log }).catch((error: Error) => {
           log(`embedded pool not started: ${error.message}`);
           return null;
         });
+        await pool;
       }
     }
   } catch (error) {
