@@ -1,7 +1,8 @@
 import { type BlockEntry, writeBlocks } from "./blocks.ts";
 import { LOG_START, type LogPosition } from "./offsets.ts";
 
-interface RawEntry extends Record<string, SqlStorageValue> {
+/** One row of `log_entries`, the layout before blocks: one entry per row with its stamp. */
+export interface EntryRow extends Record<string, SqlStorageValue> {
   seq: number;
   end_pos: number;
   body: ArrayBuffer;
@@ -27,7 +28,7 @@ export function convertEntriesToBlocks(sql: SqlStorage): void {
   let tail: LogPosition = LOG_START;
   for (;;) {
     const rows = sql
-      .exec<RawEntry>("SELECT * FROM log_entries WHERE seq > ? ORDER BY seq LIMIT ?", tail.seq, CHUNK_ENTRIES)
+      .exec<EntryRow>("SELECT * FROM log_entries WHERE seq > ? ORDER BY seq LIMIT ?", tail.seq, CHUNK_ENTRIES)
       .toArray();
     if (rows.length === 0) break;
     const entries: BlockEntry[] = [];

@@ -1,16 +1,9 @@
+import type { EntryRow } from "../../src/log/convert.ts";
 /**
  * A log core's entries as rows, one per entry, decoded from its blocks (src/log/blocks.ts): what
  * tests compare stored data with, whatever the layout.
  */
-export interface StoredEntry extends Record<string, SqlStorageValue> {
-  seq: number;
-  end_pos: number;
-  body: ArrayBuffer;
-  time: number;
-  producer_id: string | null;
-  producer_epoch: number | null;
-  producer_seq: number | null;
-}
+export type StoredEntry = EntryRow;
 
 interface RawBlock extends Record<string, SqlStorageValue> {
   first_seq: number;
