@@ -22,6 +22,7 @@ import {
 } from "../streams/stream-api.ts";
 import { FORK_COPY_TIMEOUT_MS, type StreamStatus, StreamStore } from "../streams/stream-store.ts";
 import { appended, judgeAppend } from "../streams/write-rules.ts";
+import { alarmTimeFor } from "./alarm-schedule.ts";
 import { applyMigrations } from "./migrations.ts";
 import { STREAM_MIGRATIONS } from "./stream-schema.ts";
 import { streamStub } from "./stubs.ts";
@@ -228,7 +229,7 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
     if (!schedule && !failed) return;
     const now = Date.now();
     const due = [this.store.nextDeadline(), failed ? now + RELEASE_RETRY_MS : null].filter((at) => at !== null);
-    if (due.length > 0) await this.ctx.storage.setAlarm(Math.max(now, Math.min(...due)));
+    if (due.length > 0) await this.ctx.storage.setAlarm(alarmTimeFor(Math.max(now, Math.min(...due))));
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
+import { alarmTimeFor } from "./alarm-schedule.ts";
 import {
   type CreatedWebhook,
   type CreateWebhookBody,
@@ -196,6 +197,6 @@ export class WebhookObject extends DurableObject<Env> {
   private async schedule(): Promise<void> {
     const next = this.store.nextDue();
     if (next === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
+    else await this.ctx.storage.setAlarm(alarmTimeFor(Math.max(next, Date.now())));
   }
 }
