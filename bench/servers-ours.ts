@@ -106,9 +106,15 @@ const config :Workerd.Config = (
   };
 }
 
+/**
+ * Vars both of our targets run with: anonymous streams (the reference has no auth), and room for
+ * the 1,000-viewer fan-out past the default cap of 256 viewers a run (VIEWERS_PER_RUN_MAX).
+ */
+const BENCH_VARS: Record<string, string> = { ALLOW_ANONYMOUS_STREAMS: "true", VIEWERS_PER_RUN_MAX: "2000" };
+
 export async function startDev(): Promise<Target> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-dev-"));
-  const { server, url } = await wranglerDev(null, REPO, dir, { ALLOW_ANONYMOUS_STREAMS: "true" });
+  const { server, url } = await wranglerDev(null, REPO, dir, BENCH_VARS);
   const floor = await startDevFloor().catch(async (error: Error) => {
     await server.stop();
     throw error;
@@ -127,8 +133,7 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
     String(port),
     "--data",
     dir,
-    "--var",
-    "ALLOW_ANONYMOUS_STREAMS=true",
+    ...Object.entries(BENCH_VARS).flatMap(([name, value]) => ["--var", `${name}=${value}`]),
   ];
   if (meter) args.push("--meter");
   if (options.inspector) args.push("--inspector", options.inspector);
