@@ -11,7 +11,13 @@ export type { WatchOptions, WatchUpdate } from "./watch.ts";
 export { watchEvents, watchRun } from "./watch.ts";
 export { OPERATIONS, NOT_CALLS } from "./operations.ts";
 export type * from "../../src/protocol/index.ts";
-export { AgentEventType, AguiEventType, ControlEventType, isTerminal } from "../../src/protocol/index.ts";
+export {
+  AgentEventType,
+  AguiEventFamily,
+  AguiEventType,
+  ControlEventType,
+  isTerminal,
+} from "../../src/protocol/index.ts";
 
 /** The client with its watch as a method: `client.watch(runId)`. */
 export class Client extends EdgeClient {

@@ -45,6 +45,17 @@ export const AguiEventType = {
 } as const;
 export type AguiEventTypeName = (typeof AguiEventType)[keyof typeof AguiEventType];
 
+/**
+ * The prefix each family of AG-UI event types shares (`TEXT_MESSAGE_START`, `_CONTENT`, ...), for
+ * code that handles a family whole, including members a later AG-UI adds.
+ */
+export const AguiEventFamily = {
+  TEXT_MESSAGE: "TEXT_MESSAGE_",
+  TOOL_CALL: "TOOL_CALL_",
+  REASONING: "REASONING_",
+  THINKING: "THINKING_",
+} as const;
+
 /** The types an AG-UI client knows, current names only (the THINKING_* aliases are not in the set). */
 export const AGUI_EVENT_TYPES: ReadonlySet<string> = new Set(
   Object.values(AguiEventType).filter((type) => !type.startsWith("THINKING_")),

@@ -1,5 +1,6 @@
 import {
   AgentEventType as Agent,
+  AguiEventFamily as Family,
   AguiEventType as Agui,
   ControlEventType as Control,
   CONTROL_EVENT_TYPES,
@@ -81,7 +82,7 @@ export class Transcript {
 
   private place(event: RunEvent, data: Fields): Row {
     const type = event.type;
-    if (type.startsWith("TEXT_MESSAGE_")) {
+    if (type.startsWith(Family.TEXT_MESSAGE)) {
       const id = text(data.messageId);
       if (id) return this.message(`msg:${id}`, event, data);
       if (type === Agui.TEXT_MESSAGE_CONTENT || type === Agui.TEXT_MESSAGE_CHUNK) {
@@ -91,10 +92,10 @@ export class Transcript {
         return row;
       }
     }
-    if (type.startsWith("REASONING_") && text(data.messageId))
+    if (type.startsWith(Family.REASONING) && text(data.messageId))
       return this.reasoning(`why:${data.messageId}`, event, data);
-    if (type.startsWith("THINKING_")) return this.think(event, data);
-    if (type.startsWith("TOOL_CALL_") && text(data.toolCallId)) return this.tool(event, data);
+    if (type.startsWith(Family.THINKING)) return this.think(event, data);
+    if (type.startsWith(Family.TOOL_CALL) && text(data.toolCallId)) return this.tool(event, data);
     if (type === Agui.RUN_ERROR) return this.single(event, "error", "errors");
     if (type === Agui.RUN_STARTED) {
       this.turns++;
@@ -308,9 +309,12 @@ const REASONING_ENDS: ReadonlySet<string> = new Set([
   Agui.REASONING_MESSAGE_CHUNK,
 ]);
 
+/** The control events about an approval (its request is the agent's, `approval.requested`). */
+const APPROVAL_SETTLED: ReadonlySet<string> = new Set([Control.APPROVAL_RESOLVED, Control.APPROVAL_EXPIRED]);
+
 function controlCategory(event: RunEvent): Category {
   const data = fields(event.data);
-  if (event.type.startsWith("approval.")) return "approvals";
+  if (APPROVAL_SETTLED.has(event.type)) return "approvals";
   if (event.type === Control.COMMAND_QUEUED && data.type === "approval") return "approvals";
   if (event.type === Control.RUN_FINISHED) {
     const status = fields(data.outcome).status;
