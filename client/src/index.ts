@@ -9,6 +9,8 @@ export type { CallOptions, CheckpointUpload, EventsOptions, ListRunsOptions, Usa
 export type { ClientOptions } from "./transport.ts";
 export type { WatchOptions, WatchUpdate } from "./watch.ts";
 export { watchEvents, watchRun } from "./watch.ts";
+export { socketOverFetch } from "./socket.ts";
+export type { SocketOpener, ViewerSocket, WebSocketConstructor } from "./socket.ts";
 export { OPERATIONS, NOT_CALLS } from "./operations.ts";
 export type * from "../../src/protocol/index.ts";
 export {

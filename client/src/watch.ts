@@ -9,7 +9,13 @@ import type { RunEvent, RunRecord, RunStatus } from "../../src/protocol/index.ts
 import type { EdgeClient } from "./calls.ts";
 import { ApiError } from "./errors.ts";
 import { watchLiveness } from "./liveness.ts";
-import { openViewer, type ViewerConnection, type WebSocketConstructor } from "./socket.ts";
+import {
+  openViewer,
+  type SocketDial,
+  type SocketOpener,
+  type ViewerConnection,
+  type WebSocketConstructor,
+} from "./socket.ts";
 import { backoffMs } from "./transport.ts";
 
 export interface WatchOptions {
@@ -28,6 +34,12 @@ export interface WatchOptions {
   giveUpMs?: number;
   /** Another WebSocket constructor than the global one. */
   WebSocket?: WebSocketConstructor;
+  /**
+   * Opens each viewer socket instead of `new WebSocket(url)`, given its http(s) URL and headers:
+   * in a Worker, `socketOverFetch(env.EDGE.fetch.bind(env.EDGE))` upgrades through a service
+   * binding, which `new WebSocket` cannot reach. With it the client's key goes in the header.
+   */
+  openSocket?: SocketOpener;
 }
 
 export type WatchUpdate =
@@ -48,7 +60,9 @@ export async function* watchRun(
 ): AsyncGenerator<WatchUpdate, void, undefined> {
   const { signal } = options;
   const Ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (!Ctor) throw new ApiError("unsupported", "no WebSocket here: pass options.WebSocket");
+  const { openSocket } = options;
+  if (!Ctor && !openSocket)
+    throw new ApiError("unsupported", "no WebSocket here: pass options.WebSocket or openSocket");
   const checkMs = options.checkMs ?? 15_000;
   const giveUpMs = options.giveUpMs ?? 300_000;
   const call = signal ? { signal } : {};
@@ -84,10 +98,13 @@ export async function* watchRun(
     let lostAt: number | null = null;
     let attempt = 0;
     for (;;) {
-      const url = `${client.url.replace(/^http/, "ws")}/v1/runs/${encodeURIComponent(runId)}/watch?after=${lastSeq}`;
-      const socketUrl = options.viewerToken ? `${url}&token=${encodeURIComponent(options.viewerToken)}` : url;
+      const path = `/v1/runs/${encodeURIComponent(runId)}/watch?after=${lastSeq}`;
+      const url = `${client.url}${path}${options.viewerToken ? `&token=${encodeURIComponent(options.viewerToken)}` : ""}`;
       const headers = options.viewerToken ? undefined : { authorization: `Bearer ${client.transport.key}` };
-      current = openViewer(Ctor, socketUrl, headers, OPEN_TIMEOUT_MS);
+      const dial: SocketDial = openSocket
+        ? { kind: "open", opener: openSocket, url, headers }
+        : { kind: "construct", Ctor: Ctor as WebSocketConstructor, url: url.replace(/^http/, "ws"), headers };
+      current = openViewer(dial, OPEN_TIMEOUT_MS);
       liveness.reset();
       let unacked = 0;
       let reason: string | null = null;
