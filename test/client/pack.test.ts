@@ -72,5 +72,71 @@ console.log(JSON.stringify({ run, refused: { isApiError: refused instanceof ApiE
     expect(result.refused).toEqual({ isApiError: true, code: "not_found", status: 404, message: "no run r-2" });
     expect(result.operations).toBeGreaterThan(30);
     expect(result.fold).toBe("function");
+
+    // The same install, type-checked as a TypeScript consumer would: the shipped .d.ts files must
+    // resolve whole (a type naming a module the tarball lacks is an error, not a silent `any`).
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(CONSUMER_TSCONFIG));
+    fs.writeFileSync(path.join(dir, "consumer.ts"), CONSUMER);
+    expect(typeCheck(dir), "tsc on a strict consumer of the packed types").toEqual({ ok: true, errors: [] });
+    // And the check can fail: with the protocol's declarations gone, the SDK's own types no longer resolve.
+    const protocolTypes = path.join(installed, "dist/types/src/protocol");
+    expect(fs.existsSync(protocolTypes), protocolTypes).toBe(true);
+    fs.renameSync(protocolTypes, `${protocolTypes}.hidden`);
+    const broken = typeCheck(dir);
+    fs.renameSync(`${protocolTypes}.hidden`, protocolTypes);
+    expect(broken.ok).toBe(false);
+    expect(broken.errors.some((line) => line.includes("TS2307") && line.includes("src/protocol"))).toBe(true);
   });
 });
+
+/** A consumer's strict settings: Node's ESM resolution through the package's exports, no skipLibCheck. */
+const CONSUMER_TSCONFIG = {
+  compilerOptions: {
+    target: "es2023",
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    lib: ["es2023", "dom"],
+    types: [],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+  },
+  files: ["consumer.ts"],
+};
+
+/** Uses the SDK's types; each @ts-expect-error fails the check if the type it probes became `any`. */
+const CONSUMER = `import { AguiEventType, ApiError, createClient, type RunEvent, type RunStatus, type WatchUpdate } from "@agent-run/client";
+import { Transcript } from "@agent-run/client/transcript";
+
+const edge = createClient({ url: "http://127.0.0.1:9", key: "k", attempts: 1 });
+export async function statusOf(runId: string): Promise<RunStatus> {
+  return (await edge.getRun(runId)).status;
+}
+export async function seqs(runId: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const update of edge.watch(runId, { after: 0 })) if (update.type === "event") out.push(update.event.seq);
+  return out;
+}
+export const rows: number = new Transcript([] as RunEvent[]).rows.length;
+export const start: "TEXT_MESSAGE_START" = AguiEventType.TEXT_MESSAGE_START;
+export const refused = (err: unknown): boolean => err instanceof ApiError && err.status === 404;
+// @ts-expect-error not a run status
+export const bogus: RunStatus = "exploded";
+// @ts-expect-error a watch update has no such type
+export const odd: WatchUpdate = { type: "nope" };
+// @ts-expect-error getRun takes a run id
+void edge.getRun(42);
+`;
+
+/** tsc (the repository's) on the consumer in `dir`: its error lines. */
+function typeCheck(dir: string): { ok: boolean; errors: string[] } {
+  const tsc = path.join(REPO, "node_modules/typescript/bin/tsc");
+  try {
+    execFileSync(NODE, [tsc, "-p", dir], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    return { ok: true, errors: [] };
+  } catch (err) {
+    const out = String((err as { stdout?: string }).stdout ?? err);
+    return { ok: false, errors: out.split("\n").filter((line) => line.includes("error TS")) };
+  }
+}
