@@ -73,7 +73,13 @@ export default defineConfig({
       // Fuzzing the HTTP API, both sockets and the stream routes in the Workers runtime.
       workersProject(
         { name: "fuzz", include: ["test/faults/fuzz/**/*.test.ts"], testTimeout: 180_000 },
-        { STREAM_LONG_POLL_MS: "20", FAULT_SEED: process.env.FAULT_SEED ?? "" },
+        // Long polls and AG-UI streams bounded to milliseconds, so an accepted read never holds a request.
+        {
+          STREAM_LONG_POLL_MS: "20",
+          AGUI_HEARTBEAT_MS: "20",
+          AGUI_STREAM_LIFETIME_MS: "200",
+          FAULT_SEED: process.env.FAULT_SEED ?? "",
+        },
       ),
       // Stream routes in-process, with no anonymous access; the conformance suite below needs it on.
       workersProject(

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_FRAME_BYTES, RUN_ID_PATTERN } from "../../../src/protocol/index.ts";
 import { call, KEY_A, KEY_B } from "../../edge/helpers.ts";
-import { applyCredential, carrier, credential, resolveCredential, wellFormed } from "./credentials.ts";
+import { applyCredential, carrier, credential, headerSafe, resolveCredential, wellFormed } from "./credentials.ts";
 import { type Fixture, makeFixture, resolveIds } from "./fixture.ts";
 import { anyJson, bodyText, craftedCursor, nastyNumber, nastyString, queryValue } from "./nasty.ts";
 import { expectUnchanged, FuzzTally, fuzz, fuzzSeed, judgeResponse, storedRun } from "./oracle.ts";
@@ -74,6 +74,14 @@ const BODIES = {
       anyJson,
     ),
   }),
+  // What AG-UI's HttpAgent POSTs (a RunAgentInput), which the route does not read.
+  aguiInput: bodyText({
+    threadId: nastyString,
+    runId: fc.oneof(nastyString, fc.constant("{run}")),
+    messages: fc.oneof(anyJson, fc.array(fc.record({ id: nastyString, role: nastyString, content: nastyString }))),
+    tools: anyJson,
+    state: anyJson,
+  }),
   none: fc.constant(""),
 };
 
@@ -96,6 +104,9 @@ const ROUTES: Array<[string, string, keyof typeof BODIES]> = [
   ["GET", "/{id}/runner", "none"],
   ["GET", "/{id}/watch", "none"],
   ["GET", "/{id}/stream", "none"],
+  // The run as AG-UI SSE: `?after=` and `Last-Event-ID` (request.lastEventId) pick the resume point.
+  ["GET", "/{id}/agui", "none"],
+  ["POST", "/{id}/agui", "aguiInput"],
   // Pool routes, whose paths are not under /v1/runs (the leading "!").
   ["POST", "!/v1/pool-keys", "poolKey"],
   ["GET", "!/v1/pool-keys", "none"],
@@ -199,6 +210,12 @@ const request = fc.record({
   ),
   upgrade: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   payload,
+  /** A resume point, as EventSource sends it (the AG-UI route reads it; the others must ignore it). */
+  lastEventId: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(null) },
+    { weight: 2, arbitrary: fc.constantFrom("0", "1", "2", "3", "4", "999999", "") },
+    { weight: 1, arbitrary: queryValue },
+  ),
 });
 type FuzzedRequest = typeof request extends fc.Arbitrary<infer R> ? R : never;
 
@@ -226,6 +243,7 @@ function send(r: FuzzedRequest): Promise<Response> {
   applyCredential(resolveCredential(r.credential, fixture.credentials), r.carrier, headers, query);
   if (r.contentType) headers.set("content-type", r.contentType);
   if (r.upgrade) headers.set("upgrade", "websocket");
+  if (r.lastEventId !== null) headers.set("last-event-id", headerSafe(r.lastEventId));
   const method = r.route.method;
   const q = query.toString();
   return call(`${pathname}${q ? `?${q}` : ""}`, {
@@ -251,7 +269,8 @@ function describeRequest(r: FuzzedRequest): string {
       : p.kind === "bytes"
         ? `${p.bytes.length} bytes`
         : `${p.bytes} bytes${p.chunked ? " chunked" : ""}`;
-  return `${r.route.method} ${r.route.path} query=${JSON.stringify(r.query)} credential=${r.credential} via ${r.carrier} body=${body}`;
+  const resume = r.lastEventId === null ? "" : ` last-event-id=${JSON.stringify(r.lastEventId)}`;
+  return `${r.route.method} ${r.route.path} query=${JSON.stringify(r.query)}${resume} credential=${r.credential} via ${r.carrier} body=${body}`;
 }
 
 /** A refused `POST /v1/runs` that named a new run id did not create it. */
@@ -281,6 +300,31 @@ async function expectNoWebhook(before: string | null, what: string): Promise<voi
   if (after !== before) throw new Error(`${what}: refused, yet the webhooks changed: ${after.slice(0, 300)}`);
 }
 
+/** An accepted AG-UI stream (the fuzz project bounds its life and heartbeat to milliseconds). */
+function isAguiStream(r: FuzzedRequest, response: Response): boolean {
+  const agui = /^\/v1\/runs\/[^/]+\/agui$/.test(r.route.path) && ["GET", "POST"].includes(r.route.method);
+  return agui && response.ok && !response.webSocket;
+}
+
+/** An accepted AG-UI stream is SSE and opens with its RUN_STARTED; the rest is cancelled by the judge. */
+async function expectAguiOpening(response: Response, what: string): Promise<void> {
+  const type = response.headers.get("content-type");
+  if (type !== "text/event-stream") throw new Error(`${what}: an AG-UI stream answered content-type ${type}`);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  // Up to the first frame's end; the stream itself ends within AGUI_STREAM_LIFETIME_MS.
+  while (!text.includes("\n\n")) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  reader.releaseLock();
+  if (!text.startsWith('data: {"type":"RUN_STARTED"')) {
+    throw new Error(`${what}: an AG-UI stream opened with ${JSON.stringify(text.slice(0, 200))}`);
+  }
+}
+
 /** The last stored state seen of each run, to compare with after the next input. */
 const baselines = new Map<string, Awaited<ReturnType<typeof storedRun>>>();
 
@@ -291,7 +335,9 @@ describe("fuzzing the HTTP API", () => {
       const before = baselines.get(runId) ?? (await storedRun(runId, key));
       const what = describeRequest(r);
       const hooks = await webhooksBefore(r);
-      const refused = await judgeResponse(await send(r), r.route.method, what, tally);
+      const response = await send(r);
+      if (isAguiStream(r, response)) await expectAguiOpening(response, what);
+      const refused = await judgeResponse(response, r.route.method, what, tally);
       tally.inputs++;
       const after = refused ? await expectUnchanged(runId, before, what, key) : await storedRun(runId, key);
       baselines.set(runId, after);
