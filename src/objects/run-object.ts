@@ -9,7 +9,6 @@ import {
   CLOSE_NORMAL,
   type CommandBody,
   type CommandRecord,
-  type CheckpointInfo,
   type CheckpointQuery,
   type CreateRunBody,
   type EventsPage,
@@ -25,38 +24,22 @@ import {
 } from "../protocol/index.ts";
 import { outboxDeliverer } from "../pools/deliver.ts";
 import { failureResponse } from "../http/errors.ts";
-import {
-  abortCheckpoint,
-  addCheckpointChunk,
-  beginCheckpoint,
-  type CheckpointStart,
-  type CheckpointStored,
-  commitCheckpoint,
-} from "../run/checkpoints.ts";
+import type { CheckpointHead, CheckpointStart, CheckpointStored } from "../run/checkpoints.ts";
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
 import { type TakeBack, takeBackAssignment } from "../run/pool-run.ts";
 import { scheduleAlarm } from "../run/alarm.ts";
 import { RunOperations } from "../run/operations.ts";
 import { runLimits } from "../run/run-limits.ts";
-import {
-  approvalOf,
-  checkpointChunk,
-  checkpointHead,
-  eventsPage,
-  recoveryState,
-  replaySource,
-  runnerStatus,
-} from "../run/run-reads.ts";
+import { approvalOf, eventsPage, recoveryState, replaySource, runnerStatus } from "../run/run-reads.ts";
 import { runRecord } from "../run/run-record.ts";
-import { decideRecovery } from "../run/recovery-decision.ts";
 import { DEFAULT_CANCEL_ID, type Submitted } from "../run/run-machine.ts";
 import { tenantIndex } from "./tenant-index-shards.ts";
 import { closeSocket } from "../run/sockets/run-sockets.ts";
 import { handleSocketMessage } from "../run/sockets/socket-messages.ts";
 import { readSocketRequest } from "../run/sockets/socket-request.ts";
 import { Timers } from "../run/timers.ts";
-import { type PresentedToken, type TokenSpec, TokenStore } from "../run/token-store.ts";
+import type { PresentedToken, TokenSpec } from "../run/token-store.ts";
 import { attachViewer } from "../run/sockets/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
 import { RUN_MIGRATIONS } from "./run-schema.ts";
@@ -156,7 +139,7 @@ export class RunObject extends DurableObject<Env> {
   /** An operator's decision for a recovering run (src/run/recovery-decision.ts). */
   recover(body: RecoverBody, token: PresentedToken | null = null): Promise<Result<RecoverAccepted>> {
     return this.run.operateOnLiveAs(token, (m) => {
-      const result = decideRecovery(m, body);
+      const result = m.recoveryDecisions.decide(body);
       return result.ok ? ok({ ...result.value, run: runRecord(m) }) : result;
     });
   }
@@ -170,30 +153,30 @@ export class RunObject extends DurableObject<Env> {
   // chunk…, commit, or abort when the upload is refused or cut off. Downloads read chunk by chunk.
 
   checkpointBegin(upload: CheckpointQuery, maxBytes: number): Promise<Result<CheckpointStart | Fenced>> {
-    return this.run.operateOnLive((m) => beginCheckpoint(m, upload, maxBytes));
+    return this.run.operateOnLive((m) => m.checkpoints.begin(upload, maxBytes));
   }
 
   checkpointChunk(uploadId: string, index: number, body: Uint8Array): Promise<Result<null>> {
-    return this.run.operateOnLive((m) => addCheckpointChunk(m, uploadId, index, body));
+    return this.run.operateOnLive((m) => m.checkpoints.addChunk(uploadId, index, body));
   }
 
   checkpointCommit(uploadId: string, upload: CheckpointQuery): Promise<Result<CheckpointStored | Fenced>> {
-    return this.run.operateOnLive((m) => commitCheckpoint(m, uploadId, upload));
+    return this.run.operateOnLive((m) => m.checkpoints.commit(uploadId, upload));
   }
 
   checkpointAbort(uploadId: string): Promise<Result<null>> {
-    return this.run.operateOnLive((m) => abortCheckpoint(m, uploadId));
+    return this.run.operateOnLive((m) => m.checkpoints.abort(uploadId));
   }
 
-  async checkpointHead(): Promise<Result<{ checkpoint: CheckpointInfo; uploadId: string; chunks: number }>> {
-    const found = this.run.read((m) => checkpointHead(m));
+  async checkpointHead(): Promise<Result<CheckpointHead>> {
+    const found = this.run.read((m) => m.checkpoints.head());
     if (!found.ok) return found;
     return found.value ? ok(found.value) : fail("no_checkpoint", "the run has no checkpoint");
   }
 
   /** Chunk `index` of the checkpoint stored under `uploadId`; null once another replaced it. */
   async checkpointChunkAt(uploadId: string, index: number): Promise<Result<Uint8Array | null>> {
-    return this.run.read((m) => checkpointChunk(m, uploadId, index));
+    return this.run.read((m) => m.checkpoints.chunk(uploadId, index));
   }
 
   /** What a runner token may learn before attaching: enough to decide, never to wait. */
@@ -215,8 +198,7 @@ export class RunObject extends DurableObject<Env> {
 
   /** Records new tokens of the run and answers their ids, in order; the worker signs them. */
   issueTokens(specs: TokenSpec[]): Promise<Result<string[]>> {
-    const tokens = new TokenStore(this.ctx.storage.sql);
-    return this.run.operateOnLive((m) => tokens.issue(specs, m.now));
+    return this.run.operateOnLive((m) => m.tokens.issue(specs));
   }
 
   /** Whether a token may still act on the run (checked on every request a token makes). */
@@ -226,16 +208,14 @@ export class RunObject extends DurableObject<Env> {
 
   /** Revokes one token, and closes the sockets it opened. */
   async revokeToken(tokenId: string): Promise<Result<{ revokedAt: number }>> {
-    const tokens = new TokenStore(this.ctx.storage.sql);
-    const result = await this.run.operateOnLive((m) => tokens.revoke(tokenId, m.now));
+    const result = await this.run.operateOnLive((m) => m.tokens.revoke(tokenId));
     if (result.ok) this.run.sockets.closeRevoked({ tokenId });
     return result;
   }
 
   /** Revokes every token of the run, and closes every socket a token opened. */
   async revokeAllTokens(): Promise<Result<{ revoked: number; revokedAt: number }>> {
-    const tokens = new TokenStore(this.ctx.storage.sql);
-    const result = await this.run.operateOnLive((m) => ok({ revoked: tokens.revokeAll(m.now), revokedAt: m.now }));
+    const result = await this.run.operateOnLive((m) => ok({ revoked: m.tokens.revokeAll(), revokedAt: m.now }));
     if (result.ok) this.run.sockets.closeRevoked("all");
     return result;
   }
@@ -245,8 +225,7 @@ export class RunObject extends DurableObject<Env> {
    * otherwise its runner token is revoked with the decision and the sockets it opened are closed.
    */
   async takeBackAssignment(tokenId: string | null): Promise<Result<TakeBack>> {
-    const tokens = new TokenStore(this.ctx.storage.sql);
-    const result = await this.run.operateOnLive((m) => ok(takeBackAssignment(m, tokens, tokenId)));
+    const result = await this.run.operateOnLive((m) => ok(takeBackAssignment(m, tokenId)));
     if (result.ok && result.value === "taken_back" && tokenId !== null) this.run.sockets.closeRevoked({ tokenId });
     return result;
   }

@@ -20,15 +20,16 @@ import type { RunMachine } from "./run-machine.ts";
 export type ClaimHost = Pick<
   RunMachine,
   | "approvals"
-  | "claimAllowance"
-  | "commands"
   | "control"
+  | "handOverCommands"
   | "limits"
   | "log"
+  | "markUnconfirmedCommandsUnknown"
   | "mustLoad"
   | "now"
   | "setStatus"
-  | "store"
+  | "spendClaimAllowance"
+  | "takeClaim"
   | "timers"
 > &
   RecoveryHost &
@@ -95,11 +96,10 @@ export function claimRun(machine: ClaimHost, hello: Hello): ClaimVerdict {
     exceedQuota(machine);
     return { kind: "rejected", reason: "terminal-run", status: "failed" };
   }
-  if (!machine.claimAllowance.spend(now, machine.limits.claimsPerMinute)) return { kind: "rate_limited" };
+  if (!machine.spendClaimAllowance()) return { kind: "rate_limited" };
   const { generation } = target;
-  if (generation !== run.generation) machine.store.setGeneration(generation);
-  const epoch = machine.store.claim(hello.runnerId, generation, now);
-  const unknown = machine.commands.markUnconfirmedUnknown(now);
+  const epoch = machine.takeClaim(hello.runnerId, generation);
+  const unknown = machine.markUnconfirmedCommandsUnknown();
   if (target.start !== null) leaveRecovery(machine, run, { generation, start: target.start }, epoch);
   machine.setStatus(machine.approvals.pendingCount() > 0 ? "waiting" : "running");
   machine.timers.clear("claim");
@@ -114,8 +114,7 @@ export function claimRun(machine: ClaimHost, hello: Hello): ClaimVerdict {
     generation,
   });
   notifyDispatcher(machine, "claimed", { generation });
-  const commands = machine.commands.unacked(generation);
-  machine.commands.markQueuedDelivered(epoch, generation, now);
+  const commands = machine.handOverCommands(epoch, generation);
   return {
     kind: "claimed",
     epoch,

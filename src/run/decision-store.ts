@@ -7,7 +7,7 @@ interface RawDecision extends Record<string, SqlStorageValue> {
 }
 
 /** Operators' recovery decisions, one row per commandId, each for one recovery episode. */
-export class RecoveryDecisions {
+export class RecoveryDecisionStore {
   private readonly sql: SqlStorage;
 
   constructor(sql: SqlStorage) {

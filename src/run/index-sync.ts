@@ -1,8 +1,8 @@
 import { agentNameOf, type RunStatus, toNanoUsd } from "../protocol/index.ts";
 import { scheduleAlarm } from "./alarm.ts";
-import { RunStore } from "./store.ts";
+import { readRun } from "./store.ts";
 import { Timers } from "./timers.ts";
-import { type UsageDay, UsageStore } from "./usage.ts";
+import { type UsageDay, usageForIndex } from "./usage.ts";
 
 /** What the tenant's list keeps of one run: to list it, find it (tags, metadata) and sum its usage. */
 export interface IndexEntry {
@@ -61,10 +61,10 @@ export async function syncTenantIndex(
   storage: DurableObjectStorage,
   index: (tenant: string) => TenantIndexApi,
 ): Promise<void> {
-  const run = new RunStore(storage.sql).load();
+  const run = readRun(storage.sql);
   if (!run) return;
-  const usage = new UsageStore(storage.sql);
-  const cost = usage.usage().total.costUsd;
+  const usage = usageForIndex(storage.sql);
+  const cost = usage.costUsd;
   const tenantIndex = index(run.tenant);
   const indexShards = runIndexShards(storage.sql, tenantIndex.shards);
   try {
@@ -80,7 +80,7 @@ export async function syncTenantIndex(
         queue: run.queue,
         tags: run.tags,
         metadata: indexedMetadata(run.metadata),
-        usage: usage.days(),
+        usage: usage.days,
         costNanoUsd: cost === null ? null : toNanoUsd(cost),
       });
     }

@@ -1,7 +1,7 @@
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
 import { type ReadResult, readPage, type StreamInfo } from "../log/reader.ts";
 import { RunLog } from "./run-log.ts";
-import { RunStore } from "./store.ts";
+import { readRun } from "./store.ts";
 
 /**
  * The run's log read as a Durable Streams JSON-mode stream: one message per event (its stored
@@ -9,7 +9,7 @@ import { RunStore } from "./store.ts";
  */
 export function readRunLog(sql: SqlStorage, offset: OffsetRef, maxBytes: number): ReadResult {
   const log = new RunLog(sql);
-  const run = new RunStore(sql, log).load();
+  const run = readRun(sql, log);
   if (!run || run.purgedAt !== null) return { kind: "not_found" };
   const page = readPage(log.core, offset, true, maxBytes);
   if (page.kind !== "read") return page;
@@ -18,7 +18,7 @@ export function readRunLog(sql: SqlStorage, offset: OffsetRef, maxBytes: number)
 
 export function runStreamInfo(sql: SqlStorage): StreamInfo | null {
   const log = new RunLog(sql);
-  const run = new RunStore(sql, log).load();
+  const run = readRun(sql, log);
   return run && run.purgedAt === null ? streamInfo(run.runId, run.createdAt, log) : null;
 }
 

@@ -4,13 +4,13 @@ import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
 import type { RunHost } from "./host.ts";
 import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
-import { type Deliver, Outbox } from "./outbox.ts";
+import { type Deliver, flushOutbox } from "./outbox.ts";
 import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./sockets/run-sockets.ts";
 import { RunLog } from "./run-log.ts";
 import { Timers } from "./timers.ts";
-import { type PresentedToken, TokenStore } from "./token-store.ts";
+import { checkRunToken, type PresentedToken } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -61,7 +61,7 @@ export class RunOperations implements RunHost {
       value = this.storage.transactionSync(() => {
         const result = step(machine);
         if (!result.ok) throw new Refused(result);
-        if (machine.effects.statusChanged || machine.effects.usageChanged) machine.store.bumpStatusVersion();
+        machine.bumpVersionIfChanged();
         return result.value;
       });
     } catch (error) {
@@ -86,10 +86,9 @@ export class RunOperations implements RunHost {
     }
     this.flushing = true;
     try {
-      const outbox = new Outbox(this.storage.sql);
       do {
         this.flushAgain = false;
-        const { failed } = await outbox.flush(this.deliver, Date.now);
+        const { failed } = await flushOutbox(this.storage.sql, this.deliver, Date.now);
         if (failed) break;
       } while (this.flushAgain);
     } finally {
@@ -113,7 +112,7 @@ export class RunOperations implements RunHost {
   }
 
   checkToken(token: PresentedToken): Result<null> {
-    return new TokenStore(this.storage.sql).check(token, Date.now());
+    return checkRunToken(this.storage.sql, token, Date.now());
   }
 
   /**

@@ -28,17 +28,52 @@ export function retryDelay(attempts: number): number {
   return Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
 }
 
+/**
+ * What a run's operations add to the outbox, inside their transaction: the one way in. The object
+ * flushes after the commit when `added` (operations.ts).
+ */
+export class OutboxNotices {
+  private readonly outbox: Outbox;
+  private readonly now: number;
+  private addedAny = false;
+
+  constructor(sql: SqlStorage, now: number) {
+    this.outbox = new Outbox(sql);
+    this.now = now;
+  }
+
+  /** Adds a notification for `target` unless one with the same key exists. */
+  add(target: string, dedupeKey: string, body: unknown): void {
+    this.outbox.add(target, dedupeKey, body, this.now);
+    this.addedAny = true;
+  }
+
+  /** Whether this operation added a notification: its caller then flushes. */
+  get added(): boolean {
+    return this.addedAny;
+  }
+}
+
+/** Delivers what is pending (Outbox.flush); called with no transaction open. */
+export function flushOutbox(
+  sql: SqlStorage,
+  deliver: Deliver,
+  now: () => number,
+): Promise<{ delivered: number; failed: boolean }> {
+  return new Outbox(sql).flush(deliver, now);
+}
+
+/** The outbox table. Exported for tests; the edge reaches it only through the functions above. */
 export class Outbox {
   private readonly sql: SqlStorage;
-  /** Set once this instance added a row: the operation's caller then flushes. */
-  added = false;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
   /** Adds a notification unless one with the same key exists; arms the retry timer. Inside the change's transaction. */
-  add(timers: Timers, target: string, dedupeKey: string, body: unknown, now: number): void {
+  add(target: string, dedupeKey: string, body: unknown, now: number): void {
+    const timers = new Timers(this.sql);
     this.sql.exec(
       "INSERT INTO outbox (target, dedupe_key, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING",
       target,
@@ -47,7 +82,6 @@ export class Outbox {
       now,
     );
     if (timers.get("outbox") === null) timers.set("outbox", now + FIRST_RETRY_MS);
-    this.added = true;
   }
 
   pending(limit = 100): OutboxRow[] {

@@ -13,12 +13,11 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
-import type { TokenStore } from "./token-store.ts";
 
 /** What a pool run's notices and automatic recovery need. */
 export type PoolRunHost = Pick<
   RunMachine,
-  "control" | "log" | "mustLoad" | "now" | "outbox" | "store" | "terminalize" | "timers"
+  "control" | "countAutoRecovery" | "log" | "mustLoad" | "now" | "outbox" | "terminalize" | "tokens"
 >;
 
 // A pool run (one whose `agent` names a profile) and its dispatcher: what the run tells it, and
@@ -107,7 +106,7 @@ export function notifyDispatcher(
   };
   // Idempotent by (run, generation, status), and the episode for recoveries (see PoolNotice).
   const key = `${DISPATCHER_TARGET}:${kind}:${notice.generation}:${kind === "claimed" ? run.epoch : notice.episode}`;
-  machine.outbox.add(machine.timers, DISPATCHER_TARGET, key, notice, machine.now);
+  machine.outbox.add(DISPATCHER_TARGET, key, notice);
 }
 
 /** The dispatch of a recovery decided for a pool run (automatically, or by an operator). */
@@ -137,7 +136,7 @@ export function applyRecoveryPolicy(machine: PoolRunHost, mode: RecoveryMode, re
     machine.terminalize({ status: "failed", error: { code: "runner_lost", message } }, true);
     return;
   }
-  machine.store.countAutoRecovery();
+  machine.countAutoRecovery();
   machine.control(run.epoch, ControlEventType.RUN_RECOVERY_AUTOMATIC, {
     attempt: run.autoRecoveries + 1,
     maxRecoveries: run.maxRecoveries,
@@ -156,11 +155,11 @@ export type TakeBack = "claimed" | "finished" | "taken_back";
  * runner token is revoked, so the host it went to can no longer claim once the run is offered
  * elsewhere. Being one transaction, a claim lands either before it (kept) or after (refused).
  */
-export function takeBackAssignment(machine: PoolRunHost, tokens: TokenStore, tokenId: string | null): TakeBack {
+export function takeBackAssignment(machine: PoolRunHost, tokenId: string | null): TakeBack {
   const { status } = machine.mustLoad();
   if (isTerminal(status)) return "finished";
   if (status === "running" || status === "waiting" || status === "stalled") return "claimed";
   // A token already gone (expired, or revoked with all of the run's) can claim nothing either.
-  if (tokenId !== null) tokens.revoke(tokenId, machine.now);
+  if (tokenId !== null) machine.tokens.revoke(tokenId);
   return "taken_back";
 }

@@ -1,14 +1,29 @@
-import type { RecoveryHost } from "./recovery.ts";
 import { ControlEventType, fail, ok, type RecoverBody, type Result } from "../protocol/index.ts";
-import { dispatchRecovery } from "./pool-run.ts";
+import { RecoveryDecisionStore } from "./decision-store.ts";
+import { dispatchRecovery, type PoolRunHost } from "./pool-run.ts";
 import type { RunMachine } from "./run-machine.ts";
 
-/** What an operator's recovery decision needs. */
+/** What an operator's recovery decision needs besides its store. */
 export type RecoveryDecisionHost = Pick<
   RunMachine,
-  "checkpoints" | "control" | "decisions" | "mustLoad" | "now" | "store" | "terminalize"
+  "checkpoints" | "control" | "mustLoad" | "now" | "setRecovery" | "terminalize"
 > &
-  RecoveryHost;
+  PoolRunHost;
+
+/** Operators' recovery decisions: the one holder of their table (decision-store.ts). */
+export class RecoveryDecisions {
+  private readonly store: RecoveryDecisionStore;
+  private readonly host: RecoveryDecisionHost;
+
+  constructor(sql: SqlStorage, host: RecoveryDecisionHost) {
+    this.store = new RecoveryDecisionStore(sql);
+    this.host = host;
+  }
+
+  decide(body: RecoverBody): Result<{ created: boolean; decision: RecoverBody }> {
+    return decideRecovery(this.host, this.store, body);
+  }
+}
 
 /**
  * An operator decides how a recovering run goes on: `resume` (needs a provider session and a
@@ -17,11 +32,11 @@ export type RecoveryDecisionHost = Pick<
  * `recovery_declined`). Idempotent by commandId; the first decision of a recovery wins, any other
  * is a conflict.
  */
-export function decideRecovery(
+function decideRecovery(
   machine: RecoveryDecisionHost,
+  decisions: RecoveryDecisionStore,
   body: RecoverBody,
 ): Result<{ created: boolean; decision: RecoverBody }> {
-  const decisions = machine.decisions;
   const earlier = decisions.find(body.commandId);
   if (earlier) {
     if (earlier.action !== body.action) {
@@ -56,7 +71,7 @@ export function decideRecovery(
     );
   } else {
     const reason = `an operator chose ${body.action} (${body.commandId})`;
-    machine.store.setRecovery({ ...run.recovery, mode: body.action, reason });
+    machine.setRecovery({ ...run.recovery, mode: body.action, reason });
     dispatchRecovery(machine, run, body.action);
   }
   return ok({ created: true, decision: body });

@@ -13,13 +13,13 @@ export type RecoveryHost = Pick<
   RunMachine,
   | "approvals"
   | "checkpoints"
-  | "commands"
   | "control"
   | "log"
   | "mustLoad"
   | "now"
+  | "retireCommandsBefore"
+  | "setRecovery"
   | "setStatus"
-  | "store"
   | "terminalize"
   | "timers"
 > &
@@ -32,7 +32,7 @@ export type RecoveryHost = Pick<
 
 /** The recovery mode the run's evidence allows, and why. */
 export function recoveryMode(machine: RecoveryHost, run: RunRow): { mode: RecoveryMode; reason: string } {
-  const checkpoint = machine.checkpoints.current()?.info ?? null;
+  const checkpoint = machine.checkpoints.current();
   const anyEvents = machine.log.hasRunnerEvents();
   if (run.nativeSession === null && !anyEvents) {
     return {
@@ -58,7 +58,7 @@ export function recoveryMode(machine: RecoveryHost, run: RunRow): { mode: Recove
 export function enterRecovery(machine: RecoveryHost, run: RunRow): void {
   const { mode, reason } = recoveryMode(machine, run);
   const deadline = machine.now + run.timeouts.recoverMs;
-  machine.store.setRecovery({ mode, reason, since: machine.now, deadline }, true);
+  machine.setRecovery({ mode, reason, since: machine.now, deadline }, true);
   machine.setStatus("recovering");
   machine.timers.clear("lease");
   machine.timers.set("recover", deadline);
@@ -124,7 +124,7 @@ export function leaveRecovery(
   target: { generation: number; start: "resume" | "restart" },
   epoch: number,
 ): void {
-  machine.store.setRecovery(null);
+  machine.setRecovery(null);
   machine.timers.clear("recover");
   if (target.generation === before.generation) return;
   const { generation } = target;
@@ -134,7 +134,7 @@ export function leaveRecovery(
     mode: target.start,
     nativeSession: target.start === "resume" ? before.nativeSession : null,
   });
-  machine.commands.retireOlderGenerations(generation, machine.now);
+  machine.retireCommandsBefore(generation);
   for (const requestId of machine.approvals.expireOlderGenerations(generation, "generation_replaced", machine.now)) {
     machine.timers.clear("approval", requestId);
     machine.control(epoch, ControlEventType.APPROVAL_EXPIRED, { requestId, reason: "generation_replaced" });

@@ -10,27 +10,29 @@ import {
   DEFAULT_RETENTION_MS,
   fail,
   isTerminal,
+  type NativeSession,
   ok,
   type Outcome,
   type Result,
   type RunStatus,
 } from "../protocol/index.ts";
 import { ApprovalStore } from "./approval-store.ts";
-import { CheckpointStore } from "./checkpoint-store.ts";
-import { RecoveryDecisions } from "./decision-store.ts";
+import { Checkpoints } from "./checkpoints.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
 import { type Effects, noEffects } from "./effects.ts";
-import { Outbox } from "./outbox.ts";
+import { OutboxNotices } from "./outbox.ts";
 import { notifyDispatcher, poolFields, timeoutsOf } from "./pool-run.ts";
 import { type RunLimits, runLimits } from "./run-limits.ts";
 import { ClaimAllowance } from "./claim-rate.ts";
 import { purgeRun } from "./purge.ts";
+import { RecoveryDecisions } from "./recovery-decision.ts";
 import { RunLog } from "./run-log.ts";
-import { type RunRow, RunStore } from "./store.ts";
+import { type Recovery, type RunRow, RunStore } from "./store.ts";
 import { Timers } from "./timers.ts";
 import { notifyRunEnded } from "./webhook-notices.ts";
-import { UsageStore } from "./usage.ts";
+import { RunTokens } from "./token-store.ts";
+import { Usage } from "./usage.ts";
 
 /** Ids the object gives its own commands start with "~", which client command ids cannot. */
 export const DEFAULT_CANCEL_ID = "~cancel";
@@ -56,14 +58,17 @@ export class RunMachine {
   readonly effects: Effects = noEffects();
   readonly store: RunStore;
   readonly log: RunLog;
-  readonly claimAllowance: ClaimAllowance;
-  readonly commands: CommandStore;
   readonly approvals: ApprovalStore;
-  readonly checkpoints: CheckpointStore;
-  readonly decisions: RecoveryDecisions;
   readonly timers: Timers;
-  readonly outbox: Outbox;
-  readonly usage: UsageStore;
+  /** The capabilities other modules own, each the one holder of its tables. */
+  readonly checkpoints: Checkpoints;
+  readonly recoveryDecisions: RecoveryDecisions;
+  readonly outbox: OutboxNotices;
+  readonly usage: Usage;
+  readonly tokens: RunTokens;
+  // The stores this machine owns: reached only through its methods below.
+  private readonly claimAllowance: ClaimAllowance;
+  private readonly commands: CommandStore;
 
   readonly now: number;
   readonly limits: RunLimits;
@@ -81,11 +86,13 @@ export class RunMachine {
     this.claimAllowance = new ClaimAllowance(sql);
     this.commands = new CommandStore(sql);
     this.approvals = new ApprovalStore(sql);
-    this.checkpoints = new CheckpointStore(sql);
-    this.decisions = new RecoveryDecisions(sql);
     this.timers = new Timers(sql);
-    this.outbox = new Outbox(sql);
-    this.usage = new UsageStore(sql);
+    // Each capability keeps this machine as its host, read only when it acts.
+    this.checkpoints = new Checkpoints(sql, this);
+    this.recoveryDecisions = new RecoveryDecisions(sql, this);
+    this.outbox = new OutboxNotices(sql, now);
+    this.usage = new Usage(sql, this);
+    this.tokens = new RunTokens(sql, now);
   }
 
   run(): RunRow | null {
@@ -296,6 +303,74 @@ export class RunMachine {
     if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
     if (run.status === "waiting" && this.approvals.pendingCount() === 0) this.setStatus("running");
     return approval;
+  }
+
+  // ---- the run row and commands, as the other modules change them ----------------------------
+
+  setRecovery(recovery: Recovery | null, newEpisode = false): void {
+    this.store.setRecovery(recovery, newEpisode);
+  }
+
+  countAutoRecovery(): void {
+    this.store.countAutoRecovery();
+  }
+
+  setNativeSession(session: NativeSession): void {
+    this.store.setNativeSession(session);
+  }
+
+  /** After a write: a status or usage change moves the status version the tenant index keeps. */
+  bumpVersionIfChanged(): void {
+    if (this.effects.statusChanged || this.effects.usageChanged) this.store.bumpStatusVersion();
+  }
+
+  /** Spends one claim of the allowance (CLAIMS_PER_MINUTE); false when it is used up. */
+  spendClaimAllowance(): boolean {
+    return this.claimAllowance.spend(this.now, this.limits.claimsPerMinute);
+  }
+
+  /** The claim: a new epoch for `runnerId` serving `generation`, which the row then names. */
+  takeClaim(runnerId: string, generation: number): number {
+    if (generation !== this.mustLoad().generation) this.store.setGeneration(generation);
+    return this.store.claim(runnerId, generation, this.now);
+  }
+
+  /** A new claim: commands delivered to an earlier one and never acked become `unknown`; how many. */
+  markUnconfirmedCommandsUnknown(): number {
+    return this.commands.markUnconfirmedUnknown(this.now);
+  }
+
+  /** What the claim at `epoch` is handed: every unacked command of `generation`, now delivered. */
+  handOverCommands(epoch: number, generation: number): CommandRecord[] {
+    const commands = this.commands.unacked(generation);
+    this.commands.markQueuedDelivered(epoch, generation, this.now);
+    return commands;
+  }
+
+  /** A new generation started: older generations' unconfirmed commands are never sent to it. */
+  retireCommandsBefore(generation: number): void {
+    this.commands.retireOlderGenerations(generation, this.now);
+  }
+
+  /** The claimed runner's report on one command: delivered, then applied or rejected, never back. */
+  ackCommand(
+    epoch: number,
+    ack: { controllerSeq: number; commandId: string; state: "delivered" | "applied" | "rejected" },
+  ): Result<{ kind: "acked"; command: CommandRecord }> {
+    const { commandId, controllerSeq, state } = ack;
+    const found = this.commands.find(commandId);
+    if (!found || found.record.controllerSeq !== controllerSeq) {
+      return fail("not_found", `no command ${commandId} with controllerSeq ${controllerSeq}`);
+    }
+    const current = found.record.state;
+    if (current === state) return ok({ kind: "acked", command: found.record });
+    if (current === "applied" || current === "rejected") {
+      return fail("conflict", `command ${commandId} was already ${current}`);
+    }
+    const delivery = { epoch, generation: this.mustLoad().generation };
+    const command = this.commands.setState(commandId, state, this.now, delivery);
+    this.control(epoch, ControlEventType.COMMAND_ACKED, { commandId, controllerSeq, state });
+    return ok({ kind: "acked", command });
   }
 
   /**

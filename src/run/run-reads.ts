@@ -1,6 +1,6 @@
 import type { EventsPage, RecoveryState, RunStatus } from "../protocol/index.ts";
 import type { ApprovalStore } from "./approval-store.ts";
-import type { CheckpointStore } from "./checkpoint-store.ts";
+import type { Checkpoints } from "./checkpoints.ts";
 import type { RunLog } from "./run-log.ts";
 import type { RunRow } from "./store.ts";
 import type { ReplaySource } from "./sockets/viewer-replay.ts";
@@ -24,32 +24,15 @@ export function eventsPage(
 }
 
 /** What `runner-bridge resume` reads before it claims. */
-export function recoveryState(
-  run: RowReader & { readonly checkpoints: Pick<CheckpointStore, "current"> },
-): RecoveryState {
+export function recoveryState(run: RowReader & { readonly checkpoints: Pick<Checkpoints, "current"> }): RecoveryState {
   const row = run.mustLoad();
   return {
     status: row.status,
     generation: row.generation,
     mode: row.recovery?.mode ?? null,
     nativeSession: row.nativeSession,
-    checkpoint: run.checkpoints.current()?.info ?? null,
+    checkpoint: run.checkpoints.current(),
   };
-}
-
-/** The current checkpoint and where its chunks are stored; null when the run has none. */
-export function checkpointHead(run: { readonly checkpoints: Pick<CheckpointStore, "current" | "chunkCount"> }) {
-  const current = run.checkpoints.current();
-  if (!current) return null;
-  return { checkpoint: current.info, uploadId: current.uploadId, chunks: run.checkpoints.chunkCount(current.uploadId) };
-}
-
-export function checkpointChunk(
-  run: { readonly checkpoints: Pick<CheckpointStore, "chunk"> },
-  uploadId: string,
-  index: number,
-): Uint8Array | null {
-  return run.checkpoints.chunk(uploadId, index);
 }
 
 export function approvalOf(run: { readonly approvals: Pick<ApprovalStore, "find"> }, requestId: string) {

@@ -1,10 +1,10 @@
 import type { RunRecord } from "../protocol/index.ts";
 import type { ApprovalStore } from "./approval-store.ts";
-import type { CheckpointStore } from "./checkpoint-store.ts";
+import type { Checkpoints } from "./checkpoints.ts";
 import { recoveryPolicyOf } from "./pool-run.ts";
 import type { RunRow } from "./store.ts";
 import type { Timers } from "./timers.ts";
-import type { UsageStore } from "./usage.ts";
+import type { Usage } from "./usage.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -12,8 +12,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export interface RecordSources {
   mustLoad(): RunRow;
   runnerConnected(): boolean;
-  readonly checkpoints: Pick<CheckpointStore, "current">;
-  readonly usage: Pick<UsageStore, "usage">;
+  readonly checkpoints: Pick<Checkpoints, "current">;
+  readonly usage: Pick<Usage, "totals">;
   readonly approvals: Pick<ApprovalStore, "pendingSummaries">;
   readonly timers: Pick<Timers, "get">;
 }
@@ -33,7 +33,7 @@ export function runRecord(sources: RecordSources): RunRecord {
     highestSourceSeq: run.highestSourceSeq,
     generation: run.generation,
     nativeSession: run.nativeSession,
-    checkpoint: sources.checkpoints.current()?.info ?? null,
+    checkpoint: sources.checkpoints.current(),
     recovery:
       run.recovery === null
         ? null
@@ -50,7 +50,7 @@ export function runRecord(sources: RecordSources): RunRecord {
     retentionMs: run.retentionMs,
     metadata: run.metadata,
     tags: run.tags,
-    usage: sources.usage.usage(),
+    usage: sources.usage.totals(),
     budget: run.budget,
     pendingApprovals: sources.approvals.pendingSummaries(),
     runner: {

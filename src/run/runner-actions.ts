@@ -4,7 +4,6 @@ import {
   type Fenced,
   fenced,
   type CommandRecord,
-  ControlEventType,
   fail,
   isTerminal,
   ok,
@@ -19,12 +18,11 @@ import { exceedQuota, overQuota } from "./quota.ts";
 import { leaseSlice, type RunMachine } from "./run-machine.ts";
 import type { RunRow } from "./store.ts";
 import { noticeRunnerEvent, type RunnerEventHost } from "./runner-events.ts";
-import { enforceBudget } from "./usage.ts";
 
 /** What the claimed runner's frames need. */
 export type RunnerHost = Pick<
   RunMachine,
-  "commands" | "control" | "effects" | "log" | "mustLoad" | "now" | "renewLease" | "terminalize" | "timers"
+  "ackCommand" | "control" | "effects" | "log" | "mustLoad" | "now" | "renewLease" | "terminalize" | "timers"
 > &
   QuotaHost &
   UsageHost &
@@ -105,7 +103,7 @@ export function storeBatch(
     const appended = machine.log.appendEvents(drafts, { generation, state: runner }, events);
     machine.effects.appended.push(...appended);
     for (const event of appended) noticeRunnerEvent(machine, event.seq, event);
-    if (enforceBudget(machine)) return { kind: "budget_exceeded" };
+    if (machine.usage.enforceBudget()) return { kind: "budget_exceeded" };
   }
   machine.timers.set("idle", machine.now + run.timeouts.idleMs);
   return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };
@@ -148,19 +146,7 @@ export function ackCommand(
   const run = machine.mustLoad();
   const stale = lapsed(run, epoch);
   if (stale) return ok(stale);
-  const { commandId, controllerSeq, state } = ack;
-  const found = machine.commands.find(commandId);
-  if (!found || found.record.controllerSeq !== controllerSeq) {
-    return fail("not_found", `no command ${commandId} with controllerSeq ${controllerSeq}`);
-  }
-  const current = found.record.state;
-  if (current === state) return ok({ kind: "acked", command: found.record });
-  if (current === "applied" || current === "rejected") {
-    return fail("conflict", `command ${commandId} was already ${current}`);
-  }
-  const command = machine.commands.setState(commandId, state, machine.now, { epoch, generation: run.generation });
-  machine.control(epoch, ControlEventType.COMMAND_ACKED, { commandId, controllerSeq, state });
-  return ok({ kind: "acked", command });
+  return machine.ackCommand(epoch, ack);
 }
 
 /** The last millisecond of year 9999: past it toISOString leaves the ISO-8601 form. */

@@ -116,6 +116,11 @@ interface RawRun extends Record<string, SqlStorageValue> {
   auto_recoveries: number;
 }
 
+/** The run row as it is, for reads outside a RunMachine (the index sync, the log as a stream). */
+export function readRun(sql: SqlStorage, log: RunLog = new RunLog(sql)): RunRow | null {
+  return new RunStore(sql, log).load();
+}
+
 /**
  * Typed access to the run row, with what the event log knows of it (tail, claim epoch, each
  * generation's last sourceSeq). Callers hold the transaction.

@@ -18,7 +18,7 @@ export interface PresentedToken {
   exp: number;
 }
 
-export class TokenStore {
+class TokenStore {
   private readonly sql: SqlStorage;
 
   constructor(sql: SqlStorage) {
@@ -103,4 +103,36 @@ export class TokenStore {
     );
     return live;
   }
+}
+
+/**
+ * The run's tokens as its operations issue and revoke them, at the operation's time: the one way
+ * to its tokens table inside a write (RunMachine.tokens).
+ */
+export class RunTokens {
+  private readonly store: TokenStore;
+  private readonly now: number;
+
+  constructor(sql: SqlStorage, now: number) {
+    this.store = new TokenStore(sql);
+    this.now = now;
+  }
+
+  issue(specs: TokenSpec[]): Result<string[]> {
+    return this.store.issue(specs, this.now);
+  }
+
+  revoke(tokenId: string): Result<{ revokedAt: number }> {
+    return this.store.revoke(tokenId, this.now);
+  }
+
+  /** Revokes every token of the run; answers how many live ones had ids. */
+  revokeAll(): number {
+    return this.store.revokeAll(this.now);
+  }
+}
+
+/** Whether a presented token may still act on the run, at `now` (read outside or inside a write). */
+export function checkRunToken(sql: SqlStorage, token: PresentedToken, now: number): Result<null> {
+  return new TokenStore(sql).check(token, now);
 }

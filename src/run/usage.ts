@@ -13,8 +13,11 @@ import {
 } from "../protocol/index.ts";
 import type { RunMachine } from "./run-machine.ts";
 
-/** What usage accounting and the budget need: the usage store, and cancelling the run. */
-export type UsageHost = Pick<RunMachine, "effects" | "mustLoad" | "now" | "submitCommand" | "terminalize" | "usage">;
+/** What usage accounting and the budget need besides their store: the run, and cancelling it. */
+type UsageNeeds = Pick<RunMachine, "effects" | "mustLoad" | "now" | "submitCommand" | "terminalize">;
+
+/** What modules that report usage need: the usage operations (Usage), never its tables. */
+export type UsageHost = Pick<RunMachine, "usage">;
 
 // A run's provider usage: the `agent.usage` deltas its runner reports, summed per generation and
 // per UTC day in the transaction that stores each event, so the totals are exactly the events'.
@@ -59,7 +62,7 @@ function totalsOf(raw: RawTotals, model: string | null): UsageTotals {
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-export class UsageStore {
+class UsageStore {
   private readonly sql: SqlStorage;
 
   constructor(sql: SqlStorage) {
@@ -153,36 +156,68 @@ export function budgetPassed(budget: Budget | null, total: UsageTotals): string 
   return null;
 }
 
-/**
- * Counts the usage a stored runner event reports, for the generation that sent it: an
- * `agent.usage` event's data, or another event's `agentUsage` member. True for `agent.usage`
- * (nothing else to notice in it). Usage that is not a UsageDelta stays in the log as the agent
- * wrote it and is not counted.
- */
-export function noticeUsage(machine: UsageHost, event: { type: string; data?: unknown; generation?: number }): boolean {
-  const own = event.type === AGENT_USAGE;
-  const reported = own ? event.data : (event.data as Record<string, unknown> | null | undefined)?.[USAGE_MEMBER];
-  if (reported === undefined) return own;
-  const delta = UsageDeltaSchema.safeParse(reported);
-  if (delta.success) {
-    machine.usage.add(event.generation ?? machine.mustLoad().generation, delta.data, machine.now);
-    machine.effects.usageChanged = true;
-  }
-  return own;
+/** What a stored runner event reports of usage (Usage.notice); true for `agent.usage` itself. */
+export function noticeUsage(machine: UsageHost, event: UsageReport): boolean {
+  return machine.usage.notice(event);
 }
 
-/**
- * After a batch that changed the usage: a run whose totals passed its budget is cancelled
- * (budget_exceeded) at once, its runner told to stop the agent as with any cancel by the object.
- * True when it was. Once terminal, no later batch is stored, so this happens exactly once.
- */
-export function enforceBudget(machine: UsageHost): boolean {
-  if (!machine.effects.usageChanged) return false;
-  const run = machine.mustLoad();
-  if (isTerminal(run.status)) return false;
-  const message = budgetPassed(run.budget, machine.usage.usage().total);
-  if (message === null) return false;
-  machine.submitCommand(`~${BUDGET_EXCEEDED}`, "cancel", { reason: BUDGET_EXCEEDED });
-  machine.terminalize({ status: "cancelled", error: { code: BUDGET_EXCEEDED, message } }, true);
-  return true;
+/** A stored event, as far as its usage goes. */
+type UsageReport = { type: string; data?: unknown; generation?: number };
+
+/** What the tenant index keeps of the run's usage (index-sync.ts): its days, and its stated cost. */
+export function usageForIndex(sql: SqlStorage): { days: UsageDay[]; costUsd: number | null } {
+  const store = new UsageStore(sql);
+  return { days: store.days(), costUsd: store.usage().total.costUsd };
+}
+
+/** The run's usage and budget: the one holder of the usage tables. */
+export class Usage {
+  private readonly store: UsageStore;
+  private readonly host: UsageNeeds;
+
+  constructor(sql: SqlStorage, host: UsageNeeds) {
+    this.store = new UsageStore(sql);
+    this.host = host;
+  }
+
+  /** The run's totals, overall and per generation (in order). */
+  totals(): RunUsage {
+    return this.store.usage();
+  }
+
+  /**
+   * Counts the usage a stored runner event reports, for the generation that sent it: an
+   * `agent.usage` event's data, or another event's `agentUsage` member. True for `agent.usage`
+   * (nothing else to notice in it). Usage that is not a UsageDelta stays in the log as the agent
+   * wrote it and is not counted.
+   */
+  notice(event: UsageReport): boolean {
+    const machine = this.host;
+    const own = event.type === AGENT_USAGE;
+    const reported = own ? event.data : (event.data as Record<string, unknown> | null | undefined)?.[USAGE_MEMBER];
+    if (reported === undefined) return own;
+    const delta = UsageDeltaSchema.safeParse(reported);
+    if (delta.success) {
+      this.store.add(event.generation ?? machine.mustLoad().generation, delta.data, machine.now);
+      machine.effects.usageChanged = true;
+    }
+    return own;
+  }
+
+  /**
+   * After a batch that changed the usage: a run whose totals passed its budget is cancelled
+   * (budget_exceeded) at once, its runner told to stop the agent as with any cancel by the object.
+   * True when it was. Once terminal, no later batch is stored, so this happens exactly once.
+   */
+  enforceBudget(): boolean {
+    const machine = this.host;
+    if (!machine.effects.usageChanged) return false;
+    const run = machine.mustLoad();
+    if (isTerminal(run.status)) return false;
+    const message = budgetPassed(run.budget, this.store.usage().total);
+    if (message === null) return false;
+    machine.submitCommand(`~${BUDGET_EXCEEDED}`, "cancel", { reason: BUDGET_EXCEEDED });
+    machine.terminalize({ status: "cancelled", error: { code: BUDGET_EXCEEDED, message } }, true);
+    return true;
+  }
 }

@@ -5,7 +5,7 @@ import { runRecord } from "./run-record.ts";
 import type { RunMachine } from "./run-machine.ts";
 
 /** What webhook notices need: the run record they carry, and the outbox. */
-export type WebhookHost = Pick<RunMachine, "mustLoad" | "now" | "outbox" | "timers"> & RecordSources;
+export type WebhookHost = Pick<RunMachine, "mustLoad" | "now" | "outbox"> & RecordSources;
 
 // What a run tells its tenant's webhooks (src/objects/webhook-object.ts): one outbox row per
 // (run, event), committed with the status change it reports, so a crash after the commit loses
@@ -50,7 +50,7 @@ export function notifyWebhooks(machine: WebhookHost, type: WebhookEventType, occ
     occurredAt: machine.now,
     run: runRecord(machine),
   };
-  machine.outbox.add(machine.timers, WEBHOOK_TARGET, key, notice, machine.now);
+  machine.outbox.add(WEBHOOK_TARGET, key, notice);
 }
 
 /** The events a run's end sends: its status, and run.budget_exceeded first when a budget ended it. */

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+
+// Each table of a run is reached through the operations of one module (docs/LAYOUT.md, "src/run/"):
+// its store class is named only in the file that defines it and the module that owns it, and
+// held there in a private field, so no other module (RunObject, the routes, a socket handler)
+// can reach past those operations to the rows.
+
+/** Every source file's text, by its path under src/ ("run/store.ts"). */
+const SOURCES: Record<string, string> = Object.fromEntries(
+  Object.entries(import.meta.glob("../../src/**/*.ts", { query: "?raw", import: "default", eager: true })).map(
+    ([path, text]) => [path.replace(/^\.\.\/\.\.\/src\//, ""), text],
+  ),
+);
+
+/** A store class: the file defining it, and the modules that may hold one. */
+interface Ownership {
+  defined: string;
+  owners: string[];
+}
+
+const STORES: Record<string, Ownership> = {
+  CommandStore: { defined: "run/command-store.ts", owners: ["run/run-machine.ts"] },
+  ClaimAllowance: { defined: "run/claim-rate.ts", owners: ["run/run-machine.ts"] },
+  CheckpointStore: { defined: "run/checkpoint-store.ts", owners: ["run/checkpoints.ts"] },
+  RecoveryDecisionStore: { defined: "run/decision-store.ts", owners: ["run/recovery-decision.ts"] },
+  UsageStore: { defined: "run/usage.ts", owners: [] },
+  Outbox: { defined: "run/outbox.ts", owners: [] },
+  TokenStore: { defined: "run/token-store.ts", owners: [] },
+};
+
+/** The code of a file without its comments, so prose naming a class is not a use of it. */
+function code(text: string): string {
+  return text.replaceAll(/\/\*[\s\S]*?\*\//g, "").replaceAll(/(^|[^:])\/\/.*$/gm, "$1");
+}
+
+/** For each store, the files that name its class though they neither define nor own it. */
+function trespassers(sources: Record<string, string>, stores: Record<string, Ownership>): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  for (const [store, { defined, owners }] of Object.entries(stores)) {
+    const named = new RegExp(`\\b${store}\\b`);
+    const files = Object.entries(sources)
+      .filter(([path, text]) => path !== defined && !owners.includes(path) && named.test(code(text)))
+      .map(([path]) => path)
+      .sort();
+    if (files.length > 0) found[store] = files;
+  }
+  return found;
+}
+
+/** Fields holding a store that are not private (`readonly x: Store` with no `private`), as "file: line". */
+function openFields(sources: Record<string, string>, stores: Record<string, Ownership>): string[] {
+  const names = Object.keys(stores).join("|");
+  const field = new RegExp(
+    `^\\s*(?:(private|protected|public)\\s+)?(?:readonly\\s+)?\\w+\\??:\\s*(?:${names})\\s*[;=]`,
+  );
+  return Object.entries(sources).flatMap(([path, text]) =>
+    code(text)
+      .split("\n")
+      .filter((line) => {
+        const match = field.exec(line);
+        return match !== null && match[1] !== "private";
+      })
+      .map((line) => `${path}: ${line.trim()}`),
+  );
+}
+
+describe("each run store is owned by one module", () => {
+  it("reads the sources it guards (a guard over no files would pass)", () => {
+    for (const { defined, owners } of Object.values(STORES)) {
+      for (const path of [defined, ...owners]) expect(Object.keys(SOURCES), path).toContain(path);
+    }
+    expect(Object.keys(SOURCES)).toContain("objects/run-object.ts");
+  });
+
+  it("names each store class only in the file defining it and the module owning it", () => {
+    expect(trespassers(SOURCES, STORES)).toEqual({});
+  });
+
+  it("holds every store in a private field", () => {
+    expect(openFields(SOURCES, STORES)).toEqual([]);
+  });
+
+  it("reports a module reaching for a store it does not own, and a store held in an open field", () => {
+    const sources = {
+      "run/checkpoint-store.ts": "export class CheckpointStore {}",
+      "run/checkpoints.ts": "class Checkpoints {\n  private readonly store: CheckpointStore;\n}",
+      "objects/run-object.ts": '// a CheckpointStore in a comment is prose\nimport { CheckpointStore } from "x";',
+      "run/run-machine.ts": "class RunMachine {\n  readonly checkpoints: CheckpointStore;\n}",
+    };
+    const stores = { CheckpointStore: { defined: "run/checkpoint-store.ts", owners: ["run/checkpoints.ts"] } };
+    expect(trespassers(sources, stores)).toEqual({ CheckpointStore: ["objects/run-object.ts", "run/run-machine.ts"] });
+    expect(openFields(sources, stores)).toEqual(["run/run-machine.ts: readonly checkpoints: CheckpointStore;"]);
+  });
+});
