@@ -9,7 +9,8 @@ import { AGUI_EVENT_TYPES, AguiEventType as T, ControlEventType, type RunEvent }
  *   become CUSTOM `{name: type, value: data}`, since AG-UI allows nothing after a RUN_FINISHED and
  *   nothing before the first RUN_STARTED;
  * - `run.finished` becomes RUN_FINISHED (succeeded) or RUN_ERROR (failed, cancelled, timed out).
- * Each response opens with a RUN_STARTED of its own, which has no seq.
+ * Each response opens with a RUN_STARTED of its own, which has no seq; one resumed inside an open
+ * message also sends that message's START again, without a seq (reopen.ts).
  */
 
 export type AguiEvent = { type: string } & Record<string, unknown>;
@@ -53,10 +54,6 @@ const encoder = new TextEncoder();
 export function sseFrame(event: AguiEvent, seq: number | null): string {
   // JSON.stringify escapes every line break, so the event is always one data line.
   return `${seq === null ? "" : `id: ${seq}\n`}data: ${JSON.stringify(event)}\n\n`;
-}
-
-export function encodeFrames(events: readonly RunEvent[], runId: string): Uint8Array {
-  return encoder.encode(events.map((event) => sseFrame(aguiEvent(event, runId), event.seq)).join(""));
 }
 
 /** An SSE comment: clients skip it; it keeps idle connections (and the proxies on the way) open. */

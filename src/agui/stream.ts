@@ -1,7 +1,8 @@
 import { type OffsetRef, parseOffset } from "../log/offsets.ts";
 import type { ReadRequest, ReadResult } from "../log/reader.ts";
 import type { EventsPage, Result, RunEvent } from "../protocol/index.ts";
-import { encodeFrames, encodeStarted, HEARTBEAT } from "./events.ts";
+import { encodeStarted, HEARTBEAT } from "./events.ts";
+import { ResumeEncoder } from "./reopen.ts";
 
 /**
  * The body of an AG-UI stream: the replay after the client's seq, a page at a time from the
@@ -58,6 +59,8 @@ async function* aguiChunks(
     if (newest) last = newest.seq;
     return out;
   };
+  // A response resumed inside an open message sends its START again first (reopen.ts).
+  const frames = new ResumeEncoder(runId, start.after, (after) => source.page(after));
   yield encodeStarted(runId);
 
   while (last < start.tail.seq) {
@@ -65,7 +68,7 @@ async function* aguiChunks(
     if (!page.ok) return; // purged meanwhile: the stream just ends
     const events = fresh(page.value.events);
     if (events.length === 0) break;
-    yield encodeFrames(events, runId);
+    yield await frames.encode(events);
   }
 
   let offset = start.tail.offset;
@@ -75,7 +78,7 @@ async function* aguiChunks(
     const result = await source.read({ offset, waitMs: Math.min(bounds.heartbeatMs, remaining) });
     if (result.kind !== "read") return;
     const events = fresh(JSON.parse(new TextDecoder().decode(result.body)) as RunEvent[]);
-    if (events.length > 0) yield encodeFrames(events, runId);
+    if (events.length > 0) yield await frames.encode(events);
     else if (!result.closedAtEnd) yield HEARTBEAT;
     if (result.closedAtEnd) return;
     offset = nextOffset(result.next);

@@ -41,7 +41,7 @@ const aguiRoute = (method: "get" | "post") =>
         ? "The run as an AG-UI event stream (SSE): replay from `Last-Event-ID`, then live"
         : "The same stream for AG-UI's HttpAgent, which POSTs",
     description:
-      "AG-UI's SSE encoding (`data: <event JSON>`), each frame's `id:` the event's seq. It opens with a RUN_STARTED of its own, then one AG-UI event per log event (events that are not AG-UI's, and the agent's own turn boundaries, as CUSTOM `{name: type, value: data}`), and ends with RUN_FINISHED (succeeded) or RUN_ERROR once the run is terminal. An SSE comment is sent when idle for 15 s; a response lasts at most 5 minutes, after which the client resumes with `Last-Event-ID`. A POST's body (a RunAgentInput) is not read.",
+      "AG-UI's SSE encoding (`data: <event JSON>`), each frame's `id:` the event's seq. It opens with a RUN_STARTED of its own, then one AG-UI event per log event (events that are not AG-UI's, and the agent's own turn boundaries, as CUSTOM `{name: type, value: data}`), and ends with RUN_FINISHED (succeeded) or RUN_ERROR once the run is terminal. A response resumed inside an open text message, tool call, reasoning message or step sends that one's START again, without an `id:`, just before the first event continuing it (AG-UI clients refuse a continuation without its start). An SSE comment is sent when idle for 15 s; a response lasts at most 5 minutes, after which the client resumes with `Last-Event-ID`. A POST's body (a RunAgentInput) is not read.",
     access: RUN_READER_IN_BROWSER,
     request: { params: RunParams, query: AguiQuery, headers: AguiHeaders },
     responses: {

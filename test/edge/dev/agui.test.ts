@@ -71,13 +71,38 @@ function follow(base: string, runId: string, headers: Record<string, string> = {
     url: `${base}/v1/runs/${runId}/agui`,
     headers: { authorization: `Bearer ${dev.api.key}`, ...headers },
   });
+  return { agent, ...run(agent) };
+}
+
+/** One more runAgent of the same HttpAgent (resumed after `lastSeq` when given); every event it receives. */
+function run(agent: HttpAgent, lastSeq?: number) {
+  if (lastSeq !== undefined) agent.headers = { ...agent.headers, "Last-Event-ID": String(lastSeq) };
   const received: Agui[] = [];
+  let refused: unknown = null;
   const done = agent.runAgent({}, { onEvent: ({ event }) => void received.push(event as unknown as Agui) }).then(
     (result) => ({ ok: true as const, result }),
-    (error: unknown) => ({ ok: false as const, error }),
+    (error: unknown) => {
+      refused = error;
+      return { ok: false as const, error };
+    },
   );
-  return { agent, received, done };
+  /** `count` events received; a refused run throws, so a bounded wait names the refusal. */
+  const reached = (count: number) => {
+    if (refused) throw refused;
+    return received.length === count;
+  };
+  return { received, done, reached };
 }
+
+/** An HttpAgent's messages, each as [id, role, content, its tool calls as [id, name, arguments]]. */
+function messagesOf(agent: HttpAgent) {
+  return agent.messages.map((message) => {
+    const m = message as { id: string; role: string; content?: unknown; toolCalls?: ToolCall[] };
+    const calls = m.toolCalls?.map((call) => [call.id, call.function.name, call.function.arguments]);
+    return [m.id, m.role, m.content, ...(calls ? [calls] : [])];
+  });
+}
+type ToolCall = { id: string; function: { name: string; arguments: string } };
 
 async function finished<T>(what: string, promise: Promise<T>, ms = 30_000): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -146,6 +171,57 @@ describe("GET|POST /v1/runs/:runId/agui with @ag-ui/client", () => {
     expect(second.received[0]).toEqual(opening(runId));
     const beforeAbort = first.received.slice(1, lastSeq + 1);
     expect([...beforeAbort, ...second.received.slice(1)]).toEqual(expectedAgui(log, runId));
+  });
+
+  it("one HttpAgent resumed inside an open message, then an open tool call: each START again, each message once", async () => {
+    const { runId, runner } = await startRun();
+    const lastSeq = async () => (await dev.api.events(runId)).at(-1)?.seq ?? 0;
+    const first = follow(dev.url, runId);
+    await runner.send([turnStart, ...firstMessage.slice(0, 2)]); // m1 started, "Reading " so far
+    const firstCut = await lastSeq();
+    await waitFor(`the first response up to seq ${firstCut}`, () => first.reached(1 + firstCut), 20_000);
+    first.agent.abortRun();
+    await finished("the first runAgent to end", first.done);
+
+    await runner.send([...firstMessage.slice(2), toolCall[0] as AgentEvent]); // m1 ends, t1 starts
+    const secondCut = await lastSeq();
+    const second = run(first.agent, firstCut);
+    // The opening RUN_STARTED and m1's START again, then the log after the cut.
+    const secondCount = 2 + secondCut - firstCut;
+    await waitFor(`the second response up to seq ${secondCut}`, () => second.reached(secondCount), 20_000);
+    first.agent.abortRun();
+    await finished("the second runAgent to end", second.done);
+
+    await runner.send([...toolCall.slice(1), ...secondMessage]);
+    await runner.complete({ status: "succeeded" });
+    const third = run(first.agent, secondCut);
+    const outcome = await finished("the third runAgent to end", third.done);
+    expect(outcome.ok, String(outcome.ok ? "" : outcome.error)).toBe(true);
+
+    const log = await dev.api.events(runId);
+    const expected = expectedAgui(log, runId);
+    const [m1Start, t1Start] = [firstMessage[0], toolCall[0]].map((e) => ({ type: e?.type, ...(e?.data as object) }));
+    expect(second.received.slice(0, secondCount)).toEqual([
+      opening(runId),
+      m1Start,
+      ...expected.slice(firstCut, secondCut),
+    ]);
+    expect(third.received).toEqual([opening(runId), t1Start, ...expected.slice(secondCut)]);
+    expect(messagesOf(first.agent)).toEqual([
+      ["m1", "assistant", "Reading the repo.", [["t1", "shell", '{"cmd":"ls"}']]],
+      ["t1:result", "tool", "README.md"],
+      ["m2", "assistant", "Done."],
+    ]);
+
+    // On the wire the START sent again has no id: Last-Event-ID stays the client's seq.
+    const auth = { authorization: `Bearer ${dev.api.key}` };
+    const raw = sseReader(`${dev.url}/v1/runs/${runId}/agui`, { ...auth, "last-event-id": String(firstCut) });
+    await finished("the raw resumed read to end", raw.done);
+    expect(raw.frames).toEqual([
+      { id: null, data: opening(runId) },
+      { id: null, data: m1Start },
+      ...log.slice(firstCut).map((event) => ({ id: event.seq, data: expected[event.seq - 1] })),
+    ]);
   });
 });
 
