@@ -28,7 +28,7 @@ import type { CheckpointHead, CheckpointStart, CheckpointStored } from "../run/c
 import { controllerCommand } from "../run/controller.ts";
 import { readRunLog, runStreamInfo } from "../run/log-stream.ts";
 import { type TakeBack, takeBackAssignment } from "../run/pool-run.ts";
-import { scheduleAlarm } from "../run/alarm.ts";
+import { armAlarm } from "../run/deadlines.ts";
 import { RunOperations } from "../run/operations.ts";
 import { runLimits } from "../run/run-limits.ts";
 import { approvalOf, eventsPage, recoveryState, replaySource, runnerStatus } from "../run/run-reads.ts";
@@ -38,7 +38,6 @@ import { tenantIndex } from "./tenant-index-shards.ts";
 import { closeSocket } from "../run/sockets/run-sockets.ts";
 import { handleSocketMessage } from "../run/sockets/socket-messages.ts";
 import { readSocketRequest } from "../run/sockets/socket-request.ts";
-import { Timers } from "../run/timers.ts";
 import type { PresentedToken, TokenSpec } from "../run/token-store.ts";
 import { attachViewer } from "../run/sockets/viewer-replay.ts";
 import { applyMigrations } from "./migrations.ts";
@@ -68,7 +67,7 @@ export class RunObject extends DurableObject<Env> {
     );
     // The alarm is set after each commit, not in it: an operation that committed and then died
     // before setting it left a timer row with no alarm. Every wake sets it again from the rows.
-    void ctx.blockConcurrencyWhile(() => scheduleAlarm(ctx.storage, new Timers(ctx.storage.sql)));
+    void ctx.blockConcurrencyWhile(() => armAlarm(ctx.storage));
   }
 
   // ---- RPC for the HTTP routes -----------------------------------------------------------

@@ -1,7 +1,6 @@
 import { agentNameOf, type RunStatus, toNanoUsd } from "../protocol/index.ts";
-import { scheduleAlarm } from "./alarm.ts";
+import { armAlarm, Deadlines } from "./deadlines.ts";
 import { readRun } from "./store.ts";
-import { Timers } from "./timers.ts";
 import { type UsageDay, usageForIndex } from "./usage.ts";
 
 /** What the tenant's list keeps of one run: to list it, find it (tags, metadata) and sum its usage. */
@@ -85,9 +84,8 @@ export async function syncTenantIndex(
       });
     }
   } catch {
-    const timers = new Timers(storage.sql);
-    timers.set("index_sync", Date.now() + RETRY_MS);
-    await scheduleAlarm(storage, timers);
+    new Deadlines(storage.sql).armIndexSync(Date.now() + RETRY_MS);
+    await armAlarm(storage);
   }
 }
 

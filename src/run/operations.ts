@@ -1,7 +1,8 @@
 import { LOG_START } from "../log/offsets.ts";
 import type { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
-import { fireDueTimers, scheduleAlarm } from "./alarm.ts";
+import { fireDueTimers } from "./alarm.ts";
+import { armAlarm, Deadlines } from "./deadlines.ts";
 import type { RunHost } from "./host.ts";
 import { syncTenantIndex, type TenantIndexApi } from "./index-sync.ts";
 import { type Deliver, flushOutbox } from "./outbox.ts";
@@ -9,7 +10,6 @@ import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./sockets/run-sockets.ts";
 import { RunLog } from "./run-log.ts";
-import { Timers } from "./timers.ts";
 import { checkRunToken, type PresentedToken } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
@@ -71,7 +71,7 @@ export class RunOperations implements RunHost {
     const run = machine.run();
     if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.log.core.state()?.tail ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
-    await scheduleAlarm(this.storage, machine.timers);
+    await armAlarm(this.storage);
     if (machine.effects.statusChanged || machine.effects.usageChanged)
       await syncTenantIndex(this.storage, this.tenantIndex);
     if (machine.outbox.added) await this.flushOutbox();
@@ -93,7 +93,7 @@ export class RunOperations implements RunHost {
       } while (this.flushAgain);
     } finally {
       this.flushing = false;
-      await scheduleAlarm(this.storage, new Timers(this.storage.sql));
+      await armAlarm(this.storage);
     }
   }
 
@@ -144,7 +144,7 @@ export class RunOperations implements RunHost {
       return ok(null);
     });
     if (fired.ok && indexSync) await syncTenantIndex(this.storage, this.tenantIndex);
-    if (new Timers(this.storage.sql).get("outbox") !== null) await this.flushOutbox();
+    if (new Deadlines(this.storage.sql).outboxArmed()) await this.flushOutbox();
   }
 
   private machine(): RunMachine {

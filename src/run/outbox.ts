@@ -1,4 +1,4 @@
-import { Timers } from "./timers.ts";
+import { Deadlines } from "./deadlines.ts";
 
 /**
  * Notifications from a run to other objects, as rows of its `outbox` table. A row is added in the
@@ -73,7 +73,6 @@ export class Outbox {
 
   /** Adds a notification unless one with the same key exists; arms the retry timer. Inside the change's transaction. */
   add(target: string, dedupeKey: string, body: unknown, now: number): void {
-    const timers = new Timers(this.sql);
     this.sql.exec(
       "INSERT INTO outbox (target, dedupe_key, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING",
       target,
@@ -81,7 +80,7 @@ export class Outbox {
       JSON.stringify(body),
       now,
     );
-    if (timers.get("outbox") === null) timers.set("outbox", now + FIRST_RETRY_MS);
+    new Deadlines(this.sql).armOutboxUnlessArmed(now + FIRST_RETRY_MS);
   }
 
   pending(limit = 100): OutboxRow[] {
@@ -110,14 +109,14 @@ export class Outbox {
    * Call with no transaction open: every step commits on its own.
    */
   async flush(deliver: Deliver, now: () => number): Promise<{ delivered: number; failed: boolean }> {
-    const timers = new Timers(this.sql);
+    const deadlines = new Deadlines(this.sql);
     let delivered = 0;
     // Should this object die mid-delivery, the alarm tries again after a pause, not at once.
-    timers.set("outbox", now() + FIRST_RETRY_MS);
+    deadlines.armOutbox(now() + FIRST_RETRY_MS);
     for (;;) {
       const batch = this.pending();
       if (batch.length === 0) {
-        timers.clear("outbox");
+        deadlines.disarmOutbox();
         return { delivered, failed: false };
       }
       for (const row of batch) {
@@ -131,7 +130,7 @@ export class Outbox {
             String(error).slice(0, 1000),
             row.seq,
           );
-          timers.set("outbox", now() + retryDelay(attempts));
+          deadlines.armOutbox(now() + retryDelay(attempts));
           return { delivered, failed: true };
         }
         this.sql.exec("DELETE FROM outbox WHERE seq = ?", row.seq);
