@@ -10,22 +10,27 @@ import { aguiEvent, sseFrame } from "./events.ts";
  * call it already holds to that same message, so each one is in its messages once.
  */
 
-/** The events that open, continue and close each kind of span, and the field naming the span. */
-const SPANS: Record<string, { kind: string; field: string; role: "start" | "continue" | "end" }> = {
-  [T.TEXT_MESSAGE_START]: { kind: "text", field: "messageId", role: "start" },
-  [T.TEXT_MESSAGE_CONTENT]: { kind: "text", field: "messageId", role: "continue" },
-  [T.TEXT_MESSAGE_END]: { kind: "text", field: "messageId", role: "end" },
-  [T.TOOL_CALL_START]: { kind: "tool", field: "toolCallId", role: "start" },
-  [T.TOOL_CALL_ARGS]: { kind: "tool", field: "toolCallId", role: "continue" },
-  [T.TOOL_CALL_END]: { kind: "tool", field: "toolCallId", role: "end" },
-  [T.REASONING_MESSAGE_START]: { kind: "reasoning-message", field: "messageId", role: "start" },
-  [T.REASONING_MESSAGE_CONTENT]: { kind: "reasoning-message", field: "messageId", role: "continue" },
-  [T.REASONING_MESSAGE_END]: { kind: "reasoning-message", field: "messageId", role: "end" },
-  [T.REASONING_START]: { kind: "reasoning", field: "messageId", role: "start" },
-  [T.REASONING_END]: { kind: "reasoning", field: "messageId", role: "end" },
-  [T.STEP_STARTED]: { kind: "step", field: "stepName", role: "start" },
-  [T.STEP_FINISHED]: { kind: "step", field: "stepName", role: "end" },
-};
+type Role = "start" | "continue" | "end";
+type Span = { kind: string; field: string; role: Role };
+
+/** Each kind of span: the field naming one, the event opening it, those continuing it, the one closing it. */
+const SPAN_KINDS = [
+  ["text", "messageId", T.TEXT_MESSAGE_START, [T.TEXT_MESSAGE_CONTENT], T.TEXT_MESSAGE_END],
+  ["tool", "toolCallId", T.TOOL_CALL_START, [T.TOOL_CALL_ARGS], T.TOOL_CALL_END],
+  ["reasoning-message", "messageId", T.REASONING_MESSAGE_START, [T.REASONING_MESSAGE_CONTENT], T.REASONING_MESSAGE_END],
+  ["reasoning", "messageId", T.REASONING_START, [], T.REASONING_END],
+  ["step", "stepName", T.STEP_STARTED, [], T.STEP_FINISHED],
+] as const;
+
+const SPANS: ReadonlyMap<string, Span> = new Map(
+  SPAN_KINDS.flatMap(
+    ([kind, field, start, continues, end]): Array<[string, Span]> => [
+      [start, { kind, field, role: "start" }],
+      ...continues.map((type): [string, Span] => [type, { kind, field, role: "continue" }]),
+      [end, { kind, field, role: "end" }],
+    ],
+  ),
+);
 
 /**
  * How far back from the resume point a START is looked for: a message streamed in more pieces than
@@ -33,8 +38,8 @@ const SPANS: Record<string, { kind: string; field: string; role: "start" | "cont
  */
 export const REOPEN_LOOKBACK = 5_000;
 
-function spanOf(event: RunEvent): { key: string; role: "start" | "continue" | "end" } | null {
-  const span = SPANS[event.type];
+function spanOf(event: RunEvent): { key: string; role: Role } | null {
+  const span = SPANS.get(event.type);
   if (!span || typeof event.data !== "object" || event.data === null) return null;
   const id = (event.data as Record<string, unknown>)[span.field];
   return typeof id === "string" ? { key: `${span.kind}:${id}`, role: span.role } : null;
