@@ -97,26 +97,11 @@ export async function startProxy(target: number | (() => number), options: Proxy
       upstream.on("close", connection.drop);
       if (!frozen.has(connection)) client.resume();
     };
-    const dial = () => {
-      const upstream = net.connect(targetPort(), "127.0.0.1");
-      const refused = () => {
-        upstream.destroy();
-        if (client.destroyed || Date.now() >= deadline) connection.drop();
-        else setTimeout(dial, 100);
-      };
-      upstream.once("error", refused);
-      upstream.once("connect", () => {
-        upstream.off("error", refused);
-        if (client.destroyed) {
-          upstream.destroy();
-          return;
-        }
-        connection.upstream = upstream;
-        relay(upstream);
-        if (frozen.has(connection)) upstream.pause(); // frozen while it waited: it stays frozen
-      });
-    };
-    dial();
+    dialUpstream(targetPort, client, deadline, connection.drop, (upstream) => {
+      connection.upstream = upstream;
+      relay(upstream);
+      if (frozen.has(connection)) upstream.pause(); // frozen while it waited: it stays frozen
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -167,6 +152,35 @@ export async function startProxy(target: number | (() => number), options: Proxy
 }
 
 /**
+ * Dials the server for one client connection, again every 100 ms while it refuses, until
+ * `deadline` (a restart behind the proxy is waited out); past it `gaveUp` is called. A client that
+ * went away meanwhile gets no upstream: the socket just connected is destroyed.
+ */
+export function dialUpstream(
+  port: () => number,
+  client: net.Socket,
+  deadline: number,
+  gaveUp: () => void,
+  connected: (upstream: net.Socket) => void,
+): void {
+  const dial = () => {
+    const upstream = net.connect(port(), "127.0.0.1");
+    const refused = () => {
+      upstream.destroy();
+      if (client.destroyed || Date.now() >= deadline) gaveUp();
+      else setTimeout(dial, 100);
+    };
+    upstream.once("error", refused);
+    upstream.once("connect", () => {
+      upstream.off("error", refused);
+      if (client.destroyed) upstream.destroy();
+      else connected(upstream);
+    });
+  };
+  dial();
+}
+
+/**
  * Where the unmasked server text frame whose payload starts at `payloadAt` begins: two header
  * bytes for payloads under 126 bytes, four for up to 64 KiB.
  */
@@ -177,7 +191,7 @@ function frameStart(chunk: Buffer, payloadAt: number): number | null {
 }
 
 /** A client chunk with a WebSocket handshake's extension offer (permessage-deflate) left out. */
-function withoutCompression(chunk: Buffer): Buffer {
+export function withoutCompression(chunk: Buffer): Buffer {
   const text = chunk.toString("latin1");
   const stripped = text.replace(/\r\nsec-websocket-extensions:[^\r]*/i, "");
   return stripped === text ? chunk : Buffer.from(stripped, "latin1");

@@ -1,4 +1,5 @@
 import net from "node:net";
+import { dialUpstream, withoutCompression } from "../../support/proxy.ts";
 
 /**
  * A loopback TCP proxy for the watch suite that breaks connections the ways networks do:
@@ -76,22 +77,16 @@ export async function startCuttingProxy(targetPort: number, holdMs = 60_000): Pr
       up.on("close", connection.drop);
       client.resume();
     };
-    const dial = () => {
-      const up = net.connect(targetPort, "127.0.0.1");
-      const refused = () => {
-        up.destroy();
-        if (client.destroyed || Date.now() >= deadline) connection.drop();
-        else setTimeout(dial, 100);
-      };
-      up.once("error", refused);
-      up.once("connect", () => {
-        up.off("error", refused);
-        if (client.destroyed) return void up.destroy();
+    dialUpstream(
+      () => targetPort,
+      client,
+      deadline,
+      connection.drop,
+      (up) => {
         upstream = up;
         relay(up);
-      });
-    };
-    dial();
+      },
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -125,12 +120,6 @@ export async function startCuttingProxy(targetPort: number, holdMs = 60_000): Pr
         server.close(() => resolve());
       }),
   };
-}
-
-function withoutCompression(chunk: Buffer): Buffer {
-  const text = chunk.toString("latin1");
-  if (!text.startsWith("GET ")) return chunk;
-  return Buffer.from(text.replace(/sec-websocket-extensions:[^\r\n]*\r\n/gi, ""), "latin1");
 }
 
 /**
