@@ -43,8 +43,16 @@ export interface RawBlock extends Record<string, SqlStorageValue> {
 export const INSERT_BLOCK = `INSERT INTO log_blocks (first_seq, last_seq, start_pos, end_pos, bodies, ends, times, producer_id, stamps)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** Stores `entries` after `tail` as one block or more; returns the new tail. */
-export function writeBlocks(sql: SqlStorage, tail: LogPosition, entries: readonly BlockEntry[]): LogPosition {
+/**
+ * Stores `entries` after `tail` as one block or more; returns the new tail. `beforeBlock` is told
+ * each block's producer just before the block is stored (the log core settles producer rows then).
+ */
+export function writeBlocks(
+  sql: SqlStorage,
+  tail: LogPosition,
+  entries: readonly BlockEntry[],
+  beforeBlock?: (producerId: string | null) => void,
+): LogPosition {
   let { seq, pos } = tail;
   let at = 0;
   while (at < entries.length) {
@@ -58,6 +66,7 @@ export function writeBlocks(sql: SqlStorage, tail: LogPosition, entries: readonl
       ends.push(offset);
     }
     const producerId = block.find((entry) => entry.producer !== null)?.producer?.producerId ?? null;
+    beforeBlock?.(producerId);
     sql.exec(
       INSERT_BLOCK,
       seq + 1,
@@ -101,6 +110,18 @@ function blockEnd(entries: readonly BlockEntry[], start: number): number {
 function timesJson(block: readonly BlockEntry[]): string {
   const first = block[0]?.time ?? 0;
   return block.every((entry) => entry.time === first) ? String(first) : JSON.stringify(block.map((e) => e.time));
+}
+
+/**
+ * The last producer stamp of a block's `stamps` column (`[[epoch, seq], …, null]`), without parsing
+ * the whole of it: the last `[` past the outer one opens it. Null when no entry is stamped.
+ */
+export function lastStamp(stamps: string | null): { epoch: number; seq: number } | null {
+  if (stamps === null) return null;
+  const at = stamps.lastIndexOf("[");
+  if (at <= 0) return null;
+  const [epoch, seq] = JSON.parse(stamps.slice(at, stamps.indexOf("]", at) + 1)) as [number, number];
+  return { epoch, seq };
 }
 
 /** The time of entry `index` of a block, from its `times` column. */

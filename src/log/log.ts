@@ -10,6 +10,11 @@ import { type ProducerClaim, type ProducerRules, ProducerTable } from "./produce
  * Everything here is synchronous SQLite inside the caller's transaction (or the implicit one of a
  * Durable Object method that does not await), so judge + append + producer update commit
  * together or not at all.
+ *
+ * An append writes its block and nothing else: the tail is the last block's end (`log_state`
+ * keeps it only for a log with no block, and is written when the log starts and closes), and the
+ * producer's state is the last block's stamp (ProducerTable). Both are read from storage on every
+ * use, so nothing of them lives in memory.
  */
 
 export interface LogEntry {
@@ -57,6 +62,10 @@ export type ResolvedOffset = { kind: "ok"; position: LogPosition } | { kind: "be
 interface RawState extends Record<string, SqlStorageValue> {
   tail_seq: number;
   tail_pos: number;
+  /** The last block's end, when there is one: the tail. */
+  block_seq: number | null;
+  block_pos: number | null;
+  block_producer: string | null;
   closed: number;
   closed_by_producer: string | null;
   closed_by_epoch: number | null;
@@ -78,6 +87,13 @@ export function utf8Length(text: string): number {
 }
 const NON_ASCII = /[\u0080-\uffff]/;
 
+/** The tail: the last block's end, or the stored one when the log has no block. */
+function tailOf(row: RawState): LogPosition {
+  return row.block_seq === null
+    ? { seq: row.tail_seq, pos: row.tail_pos }
+    : { seq: row.block_seq, pos: row.block_pos ?? 0 };
+}
+
 /** Where entry `index` of a block starts, relative to the block. */
 function startOf(ends: readonly number[], index: number): number {
   return index === 0 ? 0 : (ends[index - 1] as number);
@@ -92,14 +108,26 @@ export class LogCore {
     this.producers = new ProducerTable(sql, rules);
   }
 
+  private rawState(): RawState | null {
+    return (
+      this.sql
+        .exec<RawState>(
+          `SELECT s.*, b.last_seq AS block_seq, b.end_pos AS block_pos, b.producer_id AS block_producer
+           FROM log_state s LEFT JOIN (SELECT last_seq, end_pos, producer_id FROM log_blocks ORDER BY first_seq DESC LIMIT 1) b
+           WHERE s.singleton = 1`,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
   state(): LogState | null {
-    const row = this.sql.exec<RawState>("SELECT * FROM log_state WHERE singleton = 1").toArray()[0];
+    const row = this.rawState();
     if (!row) return null;
     const closedBy =
       row.closed_by_producer === null
         ? null
         : { producerId: row.closed_by_producer, epoch: row.closed_by_epoch ?? 0, seq: row.closed_by_seq ?? 0 };
-    return { tail: { seq: row.tail_seq, pos: row.tail_pos }, closed: row.closed === 1, closedBy };
+    return { tail: tailOf(row), closed: row.closed === 1, closedBy };
   }
 
   mustState(): LogState {
@@ -121,11 +149,20 @@ export class LogCore {
     return this.appendEach(bodies.map((body) => ({ body, time, producer })));
   }
 
-  /** Appends entries that each carry their own time and producer stamp (a runner's batch). */
+  /**
+   * Appends entries that each carry their own time and producer stamp (a runner's batch). Before a
+   * block goes after another producer's, that producer's row is settled: its state is read from
+   * the last block only while the block is last (ProducerTable).
+   */
   appendEach(entries: readonly BlockEntry[]): LogPosition {
-    const tail = writeBlocks(this.sql, this.mustState().tail, entries);
-    this.sql.exec("UPDATE log_state SET tail_seq = ?, tail_pos = ? WHERE singleton = 1", tail.seq, tail.pos);
-    return tail;
+    const state = this.rawState();
+    if (!state) throw new Error("log not initialised");
+    let last = state.block_producer;
+    const time = entries[0]?.time ?? 0;
+    return writeBlocks(this.sql, tailOf(state), entries, (producerId) => {
+      if (last !== null && last !== producerId) this.producers.settle(last, time);
+      last = producerId;
+    });
   }
 
   /** Appends entries whose bodies are text, stored as its UTF-8 bytes. */
@@ -264,14 +301,36 @@ export class LogCore {
     return { kind: "ok", position };
   }
 
-  /** Marks the log closed; nothing can be appended afterwards. */
+  /** Marks the log closed; nothing can be appended afterwards. Its final tail is stored with it. */
   close(by: ProducerClaim | null): void {
+    const tail = this.mustState().tail;
     this.sql.exec(
-      "UPDATE log_state SET closed = 1, closed_by_producer = ?, closed_by_epoch = ?, closed_by_seq = ? WHERE singleton = 1",
+      `UPDATE log_state SET closed = 1, closed_by_producer = ?, closed_by_epoch = ?, closed_by_seq = ?,
+         tail_seq = ?, tail_pos = ? WHERE singleton = 1`,
       by?.producerId ?? null,
       by?.epoch ?? null,
       by?.seq ?? null,
+      tail.seq,
+      tail.pos,
     );
+  }
+
+  /**
+   * The time of the last entry any producer stamped (a run's last runner event), or null when
+   * there is none: read from the nearest stamped block below the tail.
+   */
+  lastStampedTime(): number | null {
+    const row = this.sql
+      .exec<{ times: string; stamps: string }>(
+        "SELECT times, stamps FROM log_blocks WHERE producer_id IS NOT NULL ORDER BY first_seq DESC LIMIT 1",
+      )
+      .toArray()[0];
+    if (!row) return null;
+    // A block converted from the layout before blocks may end in unstamped (control) entries.
+    const stamps = JSON.parse(row.stamps) as unknown[];
+    let index = stamps.length - 1;
+    while (index > 0 && stamps[index] === null) index--;
+    return timeAt(JSON.parse(row.times) as number | number[], index);
   }
 
   /**

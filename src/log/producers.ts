@@ -1,3 +1,5 @@
+import { lastStamp } from "./blocks.ts";
+
 /**
  * Producer fencing: one writer identity, an epoch that fences older incarnations of it, and a
  * per-request sequence number that makes retries idempotent. The Durable Streams producer
@@ -73,11 +75,22 @@ export function judgeProducer(
 }
 
 interface RawProducer extends Record<string, SqlStorageValue> {
-  epoch: number;
-  last_seq: number;
+  epoch: number | null;
+  last_seq: number | null;
+  /** The last block's stamps, when that block is this producer's. */
+  stamps: string | null;
 }
 
-/** Producer rows in the log's SQLite tables. Callers hold the transaction. */
+/**
+ * Producer rows in the log's SQLite tables. Callers hold the transaction.
+ *
+ * A producer's row is not rewritten on every append: its entries carry their stamps, so when the
+ * log's last block is a producer's, that block's last stamp is the producer's state (an append
+ * costs its block alone). The row is exact for every other producer: before a block of another
+ * producer (or of none) is stored after one of P's, P's row is brought up to its stamps
+ * (`settle`, called by LogCore.appendEach). So the state is always the row, or the last block's
+ * stamp where it is newer — read from storage each time, nothing of it in memory.
+ */
 export class ProducerTable {
   private readonly sql: SqlStorage;
   readonly rules: ProducerRules;
@@ -87,27 +100,48 @@ export class ProducerTable {
     this.rules = rules;
   }
 
+  /** The stored row and the state it stands for (the row, or the last block's newer stamp). */
+  private read(producerId: string): { row: ProducerState | null; state: ProducerState | null } {
+    const raw = this.sql
+      .exec<RawProducer>(
+        `SELECT p.epoch, p.last_seq, b.stamps FROM (SELECT ?1 AS id) q
+         LEFT JOIN log_producers p ON p.producer_id = q.id
+         LEFT JOIN (SELECT producer_id, stamps FROM log_blocks ORDER BY first_seq DESC LIMIT 1) b ON b.producer_id = q.id`,
+        producerId,
+      )
+      .one();
+    const row = raw.epoch === null ? null : { epoch: raw.epoch, lastSeq: raw.last_seq ?? 0 };
+    const stamp = lastStamp(raw.stamps);
+    // A stamp is newer than the row when it has a later epoch, or the same epoch and a later seq
+    // (a server-side bump writes the row with a later epoch than the stamps before it).
+    const newer =
+      stamp !== null &&
+      (row === null || stamp.epoch > row.epoch || (stamp.epoch === row.epoch && stamp.seq > row.lastSeq));
+    return { row, state: newer ? { epoch: stamp.epoch, lastSeq: stamp.seq } : row };
+  }
+
   get(producerId: string): ProducerState | null {
-    const row = this.sql
-      .exec<RawProducer>("SELECT epoch, last_seq FROM log_producers WHERE producer_id = ?", producerId)
-      .toArray()[0];
-    return row ? { epoch: row.epoch, lastSeq: row.last_seq } : null;
+    return this.read(producerId).state;
   }
 
   judge(claim: ProducerClaim): ProducerVerdict {
     return judgeProducer(this.get(claim.producerId), claim, this.rules);
   }
 
-  /** Records an accepted claim. Call in the same transaction as the append it guards. */
+  /**
+   * Records an accepted claim. Call in the same transaction as the append it guards, after it:
+   * when the appended block's stamps already say `state`, nothing is written.
+   */
   record(producerId: string, state: ProducerState, now: number): void {
-    this.sql.exec(
-      `INSERT INTO log_producers (producer_id, epoch, last_seq, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (producer_id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
-      producerId,
-      state.epoch,
-      state.lastSeq,
-      now,
-    );
+    const current = this.get(producerId);
+    if (current !== null && current.epoch === state.epoch && current.lastSeq === state.lastSeq) return;
+    this.write(producerId, state, now);
+  }
+
+  /** Writes the row of `producerId` up to its stamps in the last block, when they are newer. */
+  settle(producerId: string, now: number): void {
+    const { row, state } = this.read(producerId);
+    if (state !== null && state !== row) this.write(producerId, state, now);
   }
 
   /** Server-side epochs: opens the next epoch for `producerId` (a run claim) and returns it. */
@@ -117,7 +151,18 @@ export class ProducerTable {
       epoch: state.epoch + 1,
       lastSeq: this.rules.seqScope === "epoch" ? this.rules.firstSeq - 1 : state.lastSeq,
     };
-    this.record(producerId, next, now);
+    this.write(producerId, next, now);
     return next;
+  }
+
+  private write(producerId: string, state: ProducerState, now: number): void {
+    this.sql.exec(
+      `INSERT INTO log_producers (producer_id, epoch, last_seq, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (producer_id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
+      producerId,
+      state.epoch,
+      state.lastSeq,
+      now,
+    );
   }
 }

@@ -1,4 +1,18 @@
 /**
+ * The layout before blocks: one row per entry with its producer stamp. Still created by
+ * LOG_SCHEMA (migration 1), and converted to blocks by a later migration (convert.ts).
+ */
+export const LOG_ENTRIES_TABLE = `CREATE TABLE IF NOT EXISTS log_entries (
+  seq INTEGER PRIMARY KEY,
+  end_pos INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  time INTEGER NOT NULL,
+  producer_id TEXT,
+  producer_epoch INTEGER,
+  producer_seq INTEGER
+);`;
+
+/**
  * SQLite tables of the shared log core. Every statement is idempotent so an object can run it
  * on each start. An object using the core runs this next to its own schema.
  */
@@ -12,15 +26,7 @@ CREATE TABLE IF NOT EXISTS log_state (
   closed_by_epoch INTEGER,
   closed_by_seq INTEGER
 );
-CREATE TABLE IF NOT EXISTS log_entries (
-  seq INTEGER PRIMARY KEY,
-  end_pos INTEGER NOT NULL,
-  body BLOB NOT NULL,
-  time INTEGER NOT NULL,
-  producer_id TEXT,
-  producer_epoch INTEGER,
-  producer_seq INTEGER
-);
+${LOG_ENTRIES_TABLE}
 CREATE INDEX IF NOT EXISTS log_entries_by_producer ON log_entries (producer_id, producer_seq) WHERE producer_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS log_producers (
   producer_id TEXT PRIMARY KEY,

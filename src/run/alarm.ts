@@ -10,6 +10,7 @@ export type AlarmHost = Pick<
   RunMachine,
   | "approvals"
   | "control"
+  | "log"
   | "now"
   | "purge"
   | "run"
@@ -67,6 +68,7 @@ function fire(machine: AlarmHost, timer: Timer): void {
       return;
     case "lease":
       if (run.status === "running" || run.status === "waiting") {
+        if (stillActive(machine, "lease", timeouts.heartbeatMs)) return;
         machine.setStatus("stalled");
         machine.timers.set("takeover", machine.now + timeouts.takeoverMs);
         machine.control(run.epoch, ControlEventType.RUN_STALLED, {
@@ -89,7 +91,7 @@ function fire(machine: AlarmHost, timer: Timer): void {
       return;
     case "idle":
       if (run.status === "waiting") machine.timers.set("idle", machine.now + timeouts.idleMs);
-      else if (run.status === "running")
+      else if (run.status === "running" && !stillActive(machine, "idle", timeouts.idleMs))
         endWithCancel(machine, "idle_timeout", `no runner event for ${timeouts.idleMs} ms`);
       return;
     case "deadline":
@@ -111,6 +113,19 @@ function fire(machine: AlarmHost, timer: Timer): void {
       if (isTerminal(run.status)) machine.purge();
       return;
   }
+}
+
+/**
+ * A batch that stores events does not move the lease or idle deadline (runner-actions.ts): the
+ * log holds its time. So a due one is judged again against the last runner event stored: when
+ * that is less than `period` ago, the deadline is stored again at exactly `period` after it and
+ * nothing happens now. Read from storage, so the judgement is the same after a restart.
+ */
+function stillActive(machine: AlarmHost, kind: "lease" | "idle", period: number): boolean {
+  const last = machine.log.lastRunnerEventAt();
+  if (last === null || last + period <= machine.now) return false;
+  machine.timers.set(kind, last + period);
+  return true;
 }
 
 /** Times the run out and tells a connected runner to stop its agent. */

@@ -88,16 +88,30 @@ export class RunLog {
 
   /**
    * True once any generation stored a runner event: read from the few producer rows (`runner`,
-   * `runner.g<N>`), since log_entries has no producer index and scanning it grows with the log.
+   * `runner.g<N>`), since log_blocks has no producer index and scanning it grows with the log, and
+   * from the last block, whose producer's row may not yet count its stamps (ProducerTable).
    */
   hasRunnerEvents(): boolean {
     return (
       this.sql
         .exec(
-          "SELECT 1 FROM log_producers WHERE (producer_id = 'runner' OR producer_id LIKE 'runner.g%') AND last_seq > 0 LIMIT 1",
+          `SELECT 1 FROM log_producers WHERE (producer_id = 'runner' OR producer_id LIKE 'runner.g%') AND last_seq > 0
+           UNION ALL
+           SELECT 1 FROM (SELECT producer_id FROM log_blocks ORDER BY first_seq DESC LIMIT 1)
+             WHERE producer_id = 'runner' OR producer_id LIKE 'runner.g%'
+           LIMIT 1`,
         )
         .toArray().length > 0
     );
+  }
+
+  /**
+   * When the last runner event was stored (any generation; only the current claim can store
+   * one), or null before the first: what the lease and idle deadlines are judged against when
+   * they fall due (alarm.ts), so a batch need not move them.
+   */
+  lastRunnerEventAt(): number | null {
+    return this.core.lastStampedTime();
   }
 
   /**

@@ -377,8 +377,9 @@ export class RunMachine {
    * Pushes the runner's lease out; a stalled run whose runner came back before a takeover resumes.
    * The stored lease is rewritten only once the exact one (now + heartbeatMs) passes it, `ahead`
    * past it: so it is never earlier than the exact lease and at most `ahead` later. A heartbeat
-   * stores it a slice ahead, so one in four writes it; a batch, which writes rows anyway, stores
-   * it exact, keeping a stall exactly one period after the last event of a run that then stops.
+   * stores it a slice ahead, so one in four writes it. A batch that stores events does not call
+   * this (runner-actions.ts): the alarm judges a due lease against the last runner event stored
+   * (alarm.ts), so a run that then stops stalls exactly one period after its last event.
    */
   renewLease(run: RunRow, ahead: number): void {
     const exact = this.now + run.timeouts.heartbeatMs;

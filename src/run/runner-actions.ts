@@ -53,7 +53,9 @@ export type BatchVerdict =
 /**
  * Stores a runner's batch of `generation`: each event judged in memory against that generation's
  * state as the batch advances (judge-event.ts), then everything new written in one pass. Renews
- * the lease and the idle deadline.
+ * the lease and the idle deadline: a batch that stores events leaves their rows alone, since the
+ * alarm judges a due one against the last stored runner event (alarm.ts), so it writes its block
+ * and nothing else; one that stores nothing moves them in their rows, as before.
  */
 export function storeBatch(
   machine: RunnerHost,
@@ -69,7 +71,9 @@ export function storeBatch(
       : fenced(run.epoch, `generation ${generation} is not the run's current generation (${run.generation})`));
   if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
-  machine.renewLease(run, 0);
+  // A stalled run resumes; its lease row, gone when it stalled, is stored again.
+  const renewed = run.status === "stalled" || machine.timers.get("lease") === null;
+  if (renewed) machine.renewLease(run, 0);
   let runner = machine.log.runnerState(generation);
   const accepted = new Map<number, RunnerEvent>();
   const stored = (sourceSeq: number) => accepted.get(sourceSeq) ?? machine.log.runnerEvent(generation, sourceSeq);
@@ -104,8 +108,10 @@ export function storeBatch(
     machine.effects.appended.push(...appended);
     for (const event of appended) noticeRunnerEvent(machine, event.seq, event);
     if (machine.usage.enforceBudget()) return { kind: "budget_exceeded" };
+  } else {
+    if (!renewed) machine.renewLease(run, 0);
+    machine.timers.set("idle", machine.now + run.timeouts.idleMs);
   }
-  machine.timers.set("idle", machine.now + run.timeouts.idleMs);
   return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };
 }
 

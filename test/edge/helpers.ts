@@ -87,15 +87,28 @@ export function runObject(runId: string, tenant = "tenant-a") {
 }
 
 /**
- * Moves the run `ms` into the future without ringing its alarm: every stored deadline is pulled
- * in by `ms`. Deadlines live only in the timers table, so this is exactly what time passing does.
+ * Moves the run `ms` into the future without ringing its alarm: every stored deadline, and the
+ * times of the log's blocks (a due lease or idle deadline is judged against the last runner
+ * event's, src/run/alarm.ts), are pulled in by `ms`. That is all of the run's clock in storage,
+ * so this is exactly what time passing does.
  */
 export async function travel(runId: string, ms: number): Promise<void> {
   await runInDurableObject(runObject(runId), async (_instance, state) => {
     state.storage.sql.exec("UPDATE timers SET due_at = due_at - ?", ms);
+    shiftLogTimes(state.storage.sql, ms);
     // Parked in the future so the runtime does not fire it on its own; tests ring it themselves.
     await state.storage.setAlarm(Date.now() + DAY);
   });
+}
+
+/** Pulls each log block's entry times in by `ms` (`times`: one number, or one per entry). */
+export function shiftLogTimes(sql: SqlStorage, ms: number): void {
+  const blocks = sql.exec<{ first_seq: number; times: string }>("SELECT first_seq, times FROM log_blocks").toArray();
+  for (const { first_seq, times } of blocks) {
+    const parsed = JSON.parse(times) as number | number[];
+    const shifted = typeof parsed === "number" ? String(parsed - ms) : JSON.stringify(parsed.map((t) => t - ms));
+    sql.exec("UPDATE log_blocks SET times = ? WHERE first_seq = ?", shifted, first_seq);
+  }
 }
 
 /** Moves the run `ms` into the future, then rings its alarm. */

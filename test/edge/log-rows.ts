@@ -1,4 +1,5 @@
 import type { EntryRow } from "../../src/log/convert.ts";
+import { LOG_ENTRIES_TABLE } from "../../src/log/schema.ts";
 /**
  * A log core's entries as rows, one per entry, decoded from its blocks (src/log/blocks.ts): what
  * tests compare stored data with, whatever the layout.
@@ -46,15 +47,7 @@ export function storedEntries(sql: SqlStorage): StoredEntry[] {
  */
 export function revertBlocksMigration(sql: SqlStorage, version: number): void {
   const entries = storedEntries(sql);
-  sql.exec(`CREATE TABLE log_entries (
-  seq INTEGER PRIMARY KEY,
-  end_pos INTEGER NOT NULL,
-  body BLOB NOT NULL,
-  time INTEGER NOT NULL,
-  producer_id TEXT,
-  producer_epoch INTEGER,
-  producer_seq INTEGER
-)`);
+  sql.exec(LOG_ENTRIES_TABLE);
   for (const row of entries) {
     sql.exec(
       "INSERT INTO log_entries (seq, end_pos, body, time, producer_id, producer_epoch, producer_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
