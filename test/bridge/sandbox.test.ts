@@ -150,6 +150,33 @@ async function startEscapeRun(options: {
   return { ...created, dir, otherRun, workspace, otherWorkspace, host, tokenFile, straggler, bridge };
 }
 
+/**
+ * `runner-bridge run --sandbox os` on a fresh run, with `agent` as the agent's command and `extra`
+ * flags after --sandbox; `cwd` and `env` for the bridge process.
+ */
+async function sandboxedBridge(options: {
+  agent: string[];
+  extra?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+}) {
+  const created = await t.api.createRun();
+  const dir = t.runDir();
+  const args = runArgs({
+    edge: t.edge.url,
+    runId: created.run.id,
+    token: created.runnerToken,
+    dir,
+    extra: ["--sandbox", "os", ...(options.extra ?? [])],
+    agent: options.agent,
+  });
+  const bridge = t.bridge(args, {
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  return { ...created, dir, bridge };
+}
+
 const blocked = (sourceSeq: number, attempt: string) => custom(sourceSeq, "escape.attempt", { attempt, blocked: true });
 const allowedEvent = (sourceSeq: number, what: string) => custom(sourceSeq, "sandbox.allowed", { what, ok: true });
 
@@ -323,20 +350,13 @@ describe("--sandbox os", () => {
       mode: 0o755,
     });
     const workspace = tempDir("workspace-");
-    const created = await t.api.createRun();
-    const bridge = t.bridge(
-      runArgs({
-        edge: t.edge.url,
-        runId: created.run.id,
-        token: created.runnerToken,
-        dir: t.runDir(),
-        extra: ["--sandbox", "os", "--workspace", workspace],
-        agent: ["./agent.sh"],
-      }),
-      { cwd: here },
-    );
+    const { run, bridge } = await sandboxedBridge({
+      extra: ["--workspace", workspace],
+      agent: ["./agent.sh"],
+      cwd: here,
+    });
     expect(await bridge.waitExit()).toBe(0);
-    expect(await t.api.runnerEvents(created.run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
+    expect(await t.api.runnerEvents(run.id)).toEqual([custom(1, "started.in", { cwd: workspace })]);
   });
 
   it("an agent installed under the host's /tmp sees its own tree there, read-only, and nothing else of the host's /tmp", async () => {
@@ -356,19 +376,12 @@ describe("--sandbox os", () => {
         `printf '{"type":"looked","data":"%s","wrote":"%s","other":"%s"}\\n' "$data" "$wrote" "$other"`,
       ].join("\n");
       fs.writeFileSync(path.join(installed, "bin", "agent.sh"), `${script}\n`, { mode: 0o755 });
-      const created = await t.api.createRun();
-      const bridge = t.bridge(
-        runArgs({
-          edge: t.edge.url,
-          runId: created.run.id,
-          token: created.runnerToken,
-          dir: t.runDir(),
-          extra: ["--sandbox", "os", "--workspace", tempDir("workspace-")],
-          agent: [path.join(installed, "bin", "agent.sh")],
-        }),
-      );
+      const { run, bridge } = await sandboxedBridge({
+        extra: ["--workspace", tempDir("workspace-")],
+        agent: [path.join(installed, "bin", "agent.sh")],
+      });
       expect(await bridge.waitExit()).toBe(0);
-      expect(await t.api.runnerEvents(created.run.id)).toEqual([
+      expect(await t.api.runnerEvents(run.id)).toEqual([
         custom(1, "looked", { data: "beside the program", wrote: "no", other: "hidden" }),
       ]);
       expect(fs.existsSync(path.join(installed, "lib", "written"))).toBe(false);
@@ -381,22 +394,14 @@ describe("--sandbox os", () => {
   it("refuses with one clear line when bwrap is missing, cannot make namespaces, or socat is missing for allow:", async () => {
     /** A `run --sandbox os` with PATH set to just `dir`: its exit status and stderr; the run must stay queued. */
     const refused = async (dir: string, extra: string[] = []) => {
-      const created = await t.api.createRun();
-      const runDir = t.runDir();
-      const bridge = t.bridge(
-        runArgs({
-          edge: t.edge.url,
-          runId: created.run.id,
-          token: created.runnerToken,
-          dir: runDir,
-          extra: ["--sandbox", "os", ...extra],
-          agent: [NODE, "-e", "0"],
-        }),
-        { env: { PATH: dir } },
-      );
+      const {
+        run,
+        dir: runDir,
+        bridge,
+      } = await sandboxedBridge({ extra, agent: [NODE, "-e", "0"], env: { PATH: dir } });
       const code = await bridge.waitExit();
       expect(fs.existsSync(runDir)).toBe(false);
-      expect((await t.api.getRun(created.run.id)).status).toBe("queued");
+      expect((await t.api.getRun(run.id)).status).toBe("queued");
       return { code, stderr: bridge.stderr() };
     };
     const tail = " (or run with --sandbox none)\n";
