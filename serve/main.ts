@@ -124,25 +124,33 @@ async function main(): Promise<number> {
 
   const args = ["serve", "config.capnp", ...(options.inspector ? ["--inspector-addr", options.inspector] : [])];
   if (options.inspector) log(`inspector on ${options.inspector}; bundle and source map in ${buildDir}`);
-  const child = spawn(workerd.default, args, { cwd: buildDir, env, stdio: ["ignore", "inherit", "inherit"] });
-  const exited = new Promise<number>((resolve) =>
-    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1))),
-  );
+  const spawnWorkerd = () => {
+    const child = spawn(workerd.default, args, { cwd: buildDir, env, stdio: ["ignore", "inherit", "inherit"] });
+    const exited = new Promise<number>((resolve) =>
+      child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1))),
+    );
+    return { child, exited };
+  };
+  let current = spawnWorkerd();
   // SIGTERM lets workerd drain: it stops accepting and waits for open connections. A WebSocket
   // the server closed can linger ~10 s (the close handshake with Node's client), so after
   // DRAIN_MS a SIGINT makes workerd exit at once; every write it acknowledged is already on disk.
   let stopping = false;
+  // SIGUSR2 (bench/measure-storm.ts): a local deploy. workerd is killed, every socket dropping at
+  // once as a deploy drops them, and started again on the same build and data directory.
+  let restarting = false;
   // The embedded pool host as it starts: a stop that lands while it is still starting waits for
   // it and stops it, instead of leaving a host started after workerd was gone.
   let pool: Promise<DevPool | null> = Promise.resolve(null);
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
-      child.kill("SIGINT");
+      current.child.kill("SIGINT");
       return;
     }
     stopping = true;
     await (await pool)?.stop();
     log(`${signal}: stopping workerd`);
+    const { child, exited } = current;
     child.kill("SIGTERM");
     const interrupt = setTimeout(() => {
       log(`workerd still draining ${DRAIN_MS / 1000} s after SIGTERM: SIGINT`);
@@ -161,12 +169,17 @@ async function main(): Promise<number> {
 
   const probeHost = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
   const url = `http://${socketAddress(probeHost, options.port)}`;
+  const serving = `serving http://${socketAddress(options.host, options.port)} (workerd ${workerd.version}, data ${options.dataDir})`;
   try {
-    await Promise.race([waitUntilAnswering(url, child), exited]);
-    if (!stopping && child.exitCode === null) {
-      log(
-        `serving http://${socketAddress(options.host, options.port)} (workerd ${workerd.version}, data ${options.dataDir})`,
-      );
+    await Promise.race([waitUntilAnswering(url, current.child), current.exited]);
+    if (!stopping && current.child.exitCode === null) {
+      log(serving);
+      process.on("SIGUSR2", () => {
+        if (stopping || restarting) return;
+        restarting = true;
+        log("SIGUSR2: restarting workerd (every socket drops)");
+        current.child.kill("SIGKILL");
+      });
       if (options.pool) {
         pool = startDevPool({ url, dataDir: options.dataDir, say: log }).catch((error: Error) => {
           log(`embedded pool not started: ${error.message}`);
@@ -177,19 +190,34 @@ async function main(): Promise<number> {
     }
   } catch (error) {
     log(`cannot start: ${(error as Error).message}`);
-    child.kill("SIGKILL");
-    await exited;
+    current.child.kill("SIGKILL");
+    await current.exited;
     cleanUp();
     return 1;
   }
-  const code = await exited;
-  cleanUp();
-  if (stopping) {
-    log("stopped");
-    return 0;
+  for (;;) {
+    const code = await current.exited;
+    if (restarting && !stopping) {
+      const killedAt = Date.now();
+      current = spawnWorkerd();
+      try {
+        await Promise.race([waitUntilAnswering(url, current.child), current.exited]);
+      } catch (error) {
+        log(`cannot restart: ${(error as Error).message}`);
+        current.child.kill("SIGKILL");
+      }
+      if (!stopping && current.child.exitCode === null) log(`restarted in ${Date.now() - killedAt} ms: ${serving}`);
+      restarting = false;
+      continue;
+    }
+    cleanUp();
+    if (stopping) {
+      log("stopped");
+      return 0;
+    }
+    log(`workerd exited unexpectedly (${code})`);
+    return code === 0 ? 1 : code;
   }
-  log(`workerd exited unexpectedly (${code})`);
-  return code === 0 ? 1 : code;
 }
 
 process.exitCode = await main();

@@ -39,7 +39,9 @@ the same Durable Objects with SQLite state on local disk, alarms, and static ass
   --help
 
 Secrets (API_KEYS, TOKEN_SECRET and any other name in .dev.vars) come from environment variables.
-Without --dev, TOKEN_SECRET must be set there: the one in .dev.vars is public.`;
+Without --dev, TOKEN_SECRET must be set there: the one in .dev.vars is public.
+SIGINT or SIGTERM stops the server. SIGUSR2 to this process (not its group) restarts workerd on the
+same build and data, every socket dropping at once: a local deploy (npm run bench -- --only storm).`;
 
 export class UsageError extends Error {}
 
