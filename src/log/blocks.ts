@@ -133,7 +133,15 @@ function concat(block: readonly BlockEntry[]): ArrayBuffer {
   const first = block[0];
   if (block.length === 1 && first) return exactBuffer(first.body);
   let size = 0;
-  for (const entry of block) size += entry.body.byteLength;
+  let contiguous = true;
+  for (const entry of block) {
+    const body = entry.body;
+    if (first && (body.buffer !== first.body.buffer || body.byteOffset !== first.body.byteOffset + size))
+      contiguous = false;
+    size += body.byteLength;
+  }
+  // Bodies that are consecutive views of one buffer (LogCore.appendTexts) are taken as one span.
+  if (first && contiguous) return exactBuffer(new Uint8Array(first.body.buffer, first.body.byteOffset, size));
   const out = new Uint8Array(size);
   let offset = 0;
   for (const entry of block) {

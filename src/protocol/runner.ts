@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { INVALID, withParser, z } from "zod";
 import { MAX_BATCH_EVENTS } from "./limits.ts";
 import { Generation, RecoveryMode, RunnerOutcome } from "./run.ts";
 
@@ -79,6 +79,55 @@ export const RunnerFrame = z
   ])
   .meta({ id: "RunnerFrame", description: "A frame a runner sends" });
 export type RunnerFrame = z.infer<typeof RunnerFrame>;
+
+const FRAME_KEYS = new Set(["type", "epoch", "generation", "events"]);
+const EVENT_KEYS = new Set(["sourceSeq", "type", "data", "time"]);
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function onlyKeys(value: Json, allowed: ReadonlySet<string>): boolean {
+  for (const key of Object.keys(value)) if (!allowed.has(key)) return false;
+  return true;
+}
+
+const atLeastOne = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+
+/**
+ * The `events` frame checked by hand: a runner's hot path, where zod's runtime was a sixth of a
+ * frame's CPU. It accepts only what RunnerFrame accepts (the same rules: strict keys, safe
+ * integers from 1, type 1..200 characters, time at most 64, 1..MAX_BATCH_EVENTS events) and
+ * answers a fresh value; anything else, every other frame type and every refusal, is INVALID
+ * and goes to zod, whose answer (and error) is then the one given. test/edge/runner-frames.test.ts
+ * compares both on random frames.
+ */
+export function fastEventsFrame(input: unknown): RunnerFrame | typeof INVALID {
+  if (!isObject(input) || input.type !== "events" || !onlyKeys(input, FRAME_KEYS)) return INVALID;
+  const { epoch, generation, events } = input;
+  if (!atLeastOne(epoch) || (generation !== undefined && !atLeastOne(generation))) return INVALID;
+  if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH_EVENTS) return INVALID;
+  const parsed: RunnerEvent[] = new Array(events.length);
+  for (let index = 0; index < events.length; index++) {
+    const event: unknown = events[index];
+    if (!isObject(event) || !onlyKeys(event, EVENT_KEYS)) return INVALID;
+    const { sourceSeq, type, time } = event;
+    if (!atLeastOne(sourceSeq) || typeof type !== "string" || type.length < 1 || type.length > 200) return INVALID;
+    if (time !== undefined && (typeof time !== "string" || time.length > 64)) return INVALID;
+    const out: RunnerEvent = { sourceSeq, type };
+    if ("data" in event) out.data = event.data;
+    if (time !== undefined) out.time = time;
+    parsed[index] = out;
+  }
+  return generation === undefined
+    ? { type: "events", epoch, events: parsed }
+    : { type: "events", epoch, generation, events: parsed };
+}
+
+/** RunnerFrame with the events frame's fast path in front of it: what the run's object parses with. */
+export const RunnerFrameParser = withParser(RunnerFrame, fastEventsFrame);
 
 /**
  * Why a claim was refused: the run is terminal; it is recovering and this hello does not match

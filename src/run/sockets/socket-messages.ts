@@ -7,7 +7,7 @@ import {
   ok,
   parseJson,
   type Result,
-  RunnerFrame,
+  RunnerFrameParser,
   ViewerFrame,
 } from "../../protocol/index.ts";
 import type { RunHost } from "../host.ts";
@@ -60,7 +60,7 @@ async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuf
     }
   }
   if (attachment?.role === "runner") {
-    const frame = parseFrame(message, RunnerFrame);
+    const frame = parseFrame(message, RunnerFrameParser);
     if (!frame.ok) return sendFailure(ws, frame);
     // Sockets accepted before generations existed carry none: they served generation 1.
     const claim = { epoch: attachment.epoch, generation: attachment.generation ?? 1 };
