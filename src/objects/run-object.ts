@@ -121,7 +121,7 @@ export class RunObject extends DurableObject<Env> {
     body: ApprovalBody,
     token: PresentedToken | null = null,
   ): Promise<Result<{ created: boolean; approval: ApprovalRecord }>> {
-    return this.run.operateOnLiveAs(token, (m) => m.resolveApproval(requestId, body));
+    return this.run.operateOnLiveAs(token, (m) => m.approvals.resolve(requestId, body));
   }
 
   /** One approval with its full request (the run record lists summaries). */

@@ -1,37 +1,27 @@
 import type { RecoveryHost } from "./recovery.ts";
-import { keepAlarmAt } from "../objects/alarm-schedule.ts";
 import { ControlEventType, isTerminal } from "../protocol/index.ts";
 import { enterRecovery, recoveryLapsed } from "./recovery.ts";
 import type { RunMachine } from "./run-machine.ts";
-import type { Timer, Timers } from "./timers.ts";
+import type { Timer } from "./timers.ts";
 
 /** What the due timers act on. */
 export type AlarmHost = Pick<
   RunMachine,
   | "approvals"
   | "control"
+  | "deadlines"
   | "log"
   | "now"
   | "purge"
   | "run"
   | "setStatus"
-  | "settleApproval"
   | "submitCommand"
   | "terminalize"
-  | "timers"
 > &
   RecoveryHost;
 
-// The run's one alarm. Every deadline is a row in the timers table (timers.ts); the alarm is kept
-// at the earliest of them, and when it rings it fires the rows that are due.
-
-/**
- * Sets the alarm to the earliest timer, or deletes it when none is left. Called after each commit
- * and on every wake of the object (a commit that died before this left its rows unarmed).
- */
-export function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Promise<void> {
-  return keepAlarmAt(storage, timers.earliest());
-}
+// The run's one alarm. Every deadline is a row of Deadlines (deadlines.ts); the alarm is kept at
+// the earliest of them (armAlarm), and when it rings it fires the ones that are due.
 
 /**
  * Acts on every timer that is due. Alarms are delivered at least once, so each handler checks
@@ -40,13 +30,10 @@ export function scheduleAlarm(storage: DurableObjectStorage, timers: Timers): Pr
  */
 export function fireDueTimers(machine: AlarmHost): { indexSync: boolean } {
   let indexSync = false;
-  for (const timer of machine.timers.due(machine.now)) {
-    // The outbox's timer stays until its rows are delivered (outbox.ts); the object flushes after.
-    if (timer.kind === "outbox") continue;
-    machine.timers.clear(timer.kind, timer.ref);
+  machine.deadlines.takeDue(machine.now, (timer) => {
     if (timer.kind === "index_sync") indexSync = true;
     else fire(machine, timer);
-  }
+  });
   return { indexSync };
 }
 
@@ -70,7 +57,7 @@ function fire(machine: AlarmHost, timer: Timer): void {
       if (run.status === "running" || run.status === "waiting") {
         if (stillActive(machine, "lease", timeouts.heartbeatMs)) return;
         machine.setStatus("stalled");
-        machine.timers.set("takeover", machine.now + timeouts.takeoverMs);
+        machine.deadlines.armTakeover(machine.now + timeouts.takeoverMs);
         machine.control(run.epoch, ControlEventType.RUN_STALLED, {
           epoch: run.epoch,
           reason: "heartbeat lease expired",
@@ -85,12 +72,10 @@ function fire(machine: AlarmHost, timer: Timer): void {
       recoveryLapsed(machine, run);
       return;
     case "approval":
-      if (!isTerminal(run.status) && machine.approvals.find(timer.ref)?.state === "pending") {
-        machine.settleApproval(run, timer.ref, "expired", "deny", "approval_timeout");
-      }
+      if (!isTerminal(run.status)) machine.approvals.expireIfPending(run, timer.ref);
       return;
     case "idle":
-      if (run.status === "waiting") machine.timers.set("idle", machine.now + timeouts.idleMs);
+      if (run.status === "waiting") machine.deadlines.armIdle(machine.now + timeouts.idleMs);
       else if (run.status === "running" && !stillActive(machine, "idle", timeouts.idleMs))
         endWithCancel(machine, "idle_timeout", `no runner event for ${timeouts.idleMs} ms`);
       return;
@@ -124,7 +109,8 @@ function fire(machine: AlarmHost, timer: Timer): void {
 function stillActive(machine: AlarmHost, kind: "lease" | "idle", period: number): boolean {
   const last = machine.log.lastRunnerEventAt();
   if (last === null || last + period <= machine.now) return false;
-  machine.timers.set(kind, last + period);
+  if (kind === "lease") machine.deadlines.armLease(last + period);
+  else machine.deadlines.armIdle(last + period);
   return true;
 }
 

@@ -21,6 +21,7 @@ export type ClaimHost = Pick<
   RunMachine,
   | "approvals"
   | "control"
+  | "deadlines"
   | "handOverCommands"
   | "limits"
   | "log"
@@ -30,7 +31,6 @@ export type ClaimHost = Pick<
   | "setStatus"
   | "spendClaimAllowance"
   | "takeClaim"
-  | "timers"
 > &
   RecoveryHost &
   QuotaHost &
@@ -102,10 +102,10 @@ export function claimRun(machine: ClaimHost, hello: Hello): ClaimVerdict {
   const unknown = machine.markUnconfirmedCommandsUnknown();
   if (target.start !== null) leaveRecovery(machine, run, { generation, start: target.start }, epoch);
   machine.setStatus(machine.approvals.pendingCount() > 0 ? "waiting" : "running");
-  machine.timers.clear("claim");
-  machine.timers.clear("takeover");
-  machine.timers.set("lease", now + run.timeouts.heartbeatMs);
-  machine.timers.set("idle", now + run.timeouts.idleMs);
+  machine.deadlines.disarmClaim();
+  machine.deadlines.disarmTakeover();
+  machine.deadlines.armLease(now + run.timeouts.heartbeatMs);
+  machine.deadlines.armIdle(now + run.timeouts.idleMs);
   machine.control(epoch, ControlEventType.RUN_CLAIMED, {
     epoch,
     runnerId: hello.runnerId,

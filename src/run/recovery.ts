@@ -14,6 +14,7 @@ export type RecoveryHost = Pick<
   | "approvals"
   | "checkpoints"
   | "control"
+  | "deadlines"
   | "log"
   | "mustLoad"
   | "now"
@@ -21,7 +22,6 @@ export type RecoveryHost = Pick<
   | "setRecovery"
   | "setStatus"
   | "terminalize"
-  | "timers"
 > &
   WebhookHost &
   PoolRunHost;
@@ -60,8 +60,8 @@ export function enterRecovery(machine: RecoveryHost, run: RunRow): void {
   const deadline = machine.now + run.timeouts.recoverMs;
   machine.setRecovery({ mode, reason, since: machine.now, deadline }, true);
   machine.setStatus("recovering");
-  machine.timers.clear("lease");
-  machine.timers.set("recover", deadline);
+  machine.deadlines.disarmLease();
+  machine.deadlines.armRecover(deadline);
   machine.control(run.epoch, ControlEventType.RUN_RECOVERING, { mode, reason, generation: run.generation });
   notifyWebhooks(machine, "run.recovering", String(machine.mustLoad().recoveryEpisode));
   applyRecoveryPolicy(machine, mode, reason);
@@ -125,7 +125,7 @@ export function leaveRecovery(
   epoch: number,
 ): void {
   machine.setRecovery(null);
-  machine.timers.clear("recover");
+  machine.deadlines.disarmRecover();
   if (target.generation === before.generation) return;
   const { generation } = target;
   machine.control(epoch, ControlEventType.RUN_GENERATION_STARTED, {
@@ -135,8 +135,5 @@ export function leaveRecovery(
     nativeSession: target.start === "resume" ? before.nativeSession : null,
   });
   machine.retireCommandsBefore(generation);
-  for (const requestId of machine.approvals.expireOlderGenerations(generation, "generation_replaced", machine.now)) {
-    machine.timers.clear("approval", requestId);
-    machine.control(epoch, ControlEventType.APPROVAL_EXPIRED, { requestId, reason: "generation_replaced" });
-  }
+  machine.approvals.expireOlderGenerations(generation, epoch);
 }

@@ -1,6 +1,4 @@
 import {
-  type ApprovalBody,
-  type ApprovalRecord,
   CANCEL_GRACE_MS,
   type CommandRecord,
   type CommandType,
@@ -16,10 +14,11 @@ import {
   type Result,
   type RunStatus,
 } from "../protocol/index.ts";
-import { ApprovalStore } from "./approval-store.ts";
+import { Approvals } from "./approvals.ts";
 import { Checkpoints } from "./checkpoints.ts";
 import { canonicalJson } from "./canonical.ts";
 import { type CommandBodyFields, CommandStore, commandFrame } from "./command-store.ts";
+import { Deadlines } from "./deadlines.ts";
 import { type Effects, noEffects } from "./effects.ts";
 import { OutboxNotices } from "./outbox.ts";
 import { notifyDispatcher, poolFields, timeoutsOf } from "./pool-run.ts";
@@ -29,7 +28,6 @@ import { purgeRun } from "./purge.ts";
 import { RecoveryDecisions } from "./recovery-decision.ts";
 import { RunLog } from "./run-log.ts";
 import { type Recovery, type RunRow, RunStore } from "./store.ts";
-import { Timers } from "./timers.ts";
 import { notifyRunEnded } from "./webhook-notices.ts";
 import { RunTokens } from "./token-store.ts";
 import { Usage } from "./usage.ts";
@@ -47,26 +45,28 @@ export interface Submitted<T> {
 export const leaseSlice = (timeouts: { heartbeatMs: number }): number => timeouts.heartbeatMs;
 
 /**
- * The run's state machine over its SQLite tables: creating the run, operators' commands,
- * cancels and approvals, and the steps every operation shares. What a runner's frames do is in
- * claim.ts and runner-actions.ts, what its stored events mean in runner-events.ts; what deadlines
- * do, in alarm.ts; the API's view of the run is run-record.ts. Each of those modules takes the
- * slice of this machine it names (its *Host type), not the whole of it. Every method runs inside one
+ * The run's state machine over its SQLite tables: creating the run, operators' commands and
+ * cancels, and the steps every operation shares. What a runner's frames do is in claim.ts and
+ * runner-actions.ts, what its stored events mean in runner-events.ts; what deadlines do, in
+ * alarm.ts; the API's view of the run is run-record.ts. Each of those modules takes the slice of
+ * this machine it names (its *Host type), not the whole of it. Every table is held by one owner
+ * (docs/LAYOUT.md): the run row, commands and claim allowance privately here, the others by the
+ * capabilities below, so a slice carries operations, never a store. Every method runs inside one
  * storage transaction held by the caller and records what must happen afterwards in `effects`.
  */
 export class RunMachine {
   readonly effects: Effects = noEffects();
-  readonly store: RunStore;
   readonly log: RunLog;
-  readonly approvals: ApprovalStore;
-  readonly timers: Timers;
   /** The capabilities other modules own, each the one holder of its tables. */
+  readonly deadlines: Deadlines;
+  readonly approvals: Approvals;
   readonly checkpoints: Checkpoints;
   readonly recoveryDecisions: RecoveryDecisions;
   readonly outbox: OutboxNotices;
   readonly usage: Usage;
   readonly tokens: RunTokens;
   // The stores this machine owns: reached only through its methods below.
+  private readonly row: RunStore;
   private readonly claimAllowance: ClaimAllowance;
   private readonly commands: CommandStore;
 
@@ -82,12 +82,12 @@ export class RunMachine {
     this.limits = limits;
     this.runnerConnected = runnerConnected;
     this.log = new RunLog(sql);
-    this.store = new RunStore(sql, this.log);
+    this.row = new RunStore(sql, this.log);
     this.claimAllowance = new ClaimAllowance(sql);
     this.commands = new CommandStore(sql);
-    this.approvals = new ApprovalStore(sql);
-    this.timers = new Timers(sql);
+    this.deadlines = new Deadlines(sql);
     // Each capability keeps this machine as its host, read only when it acts.
+    this.approvals = new Approvals(sql, this);
     this.checkpoints = new Checkpoints(sql, this);
     this.recoveryDecisions = new RecoveryDecisions(sql, this);
     this.outbox = new OutboxNotices(sql, now);
@@ -96,12 +96,12 @@ export class RunMachine {
   }
 
   run(): RunRow | null {
-    return this.store.load();
+    return this.row.load();
   }
 
   create(tenant: string, runId: string, body: CreateRunBody): Result<{ created: boolean }> {
     const fingerprint = canonicalJson({ ...body, runId });
-    const existing = this.store.load();
+    const existing = this.row.load();
     if (existing) {
       if (existing.purgedAt !== null) return fail("gone", `run ${runId} was purged`, { status: existing.status });
       if (existing.fingerprint !== fingerprint) {
@@ -110,7 +110,7 @@ export class RunMachine {
       return ok({ created: false });
     }
     const timeouts = timeoutsOf(body);
-    this.store.insert({
+    this.row.insert({
       tenant,
       runId,
       fingerprint,
@@ -133,8 +133,8 @@ export class RunMachine {
       ...(body.tags === undefined ? {} : { tags: body.tags }),
       ...(body.budget === undefined ? {} : { budget: body.budget }),
     });
-    this.timers.set("claim", this.now + timeouts.claimMs);
-    this.timers.set("deadline", this.now + timeouts.runMs);
+    this.deadlines.armClaim(this.now + timeouts.claimMs);
+    this.deadlines.armRunDeadline(this.now + timeouts.runMs);
     this.effects.statusChanged = true;
     notifyDispatcher(this, "queued", { start: "run" });
     return ok({ created: true });
@@ -166,7 +166,7 @@ export class RunMachine {
     }
     const run = this.mustLoad();
     if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}; it takes no commands`);
-    const controllerSeq = this.store.nextControllerSeq();
+    const controllerSeq = this.row.nextControllerSeq();
     let command = this.commands.insert({
       commandId,
       controllerSeq,
@@ -205,7 +205,7 @@ export class RunMachine {
     const submitted = this.submitCommand(commandId, "cancel", fields, generation);
     if (!submitted.ok || !submitted.value.created) return submitted;
     if (submitted.value.command.state === "delivered") {
-      this.timers.set("cancel_grace", this.now + CANCEL_GRACE_MS);
+      this.deadlines.armCancelGrace(this.now + CANCEL_GRACE_MS);
       return submitted;
     }
     // Nobody is running the agent: the object applies the cancel itself.
@@ -217,29 +217,13 @@ export class RunMachine {
     return ok({ created: true, command });
   }
 
-  resolveApproval(requestId: string, body: ApprovalBody): Result<{ created: boolean; approval: ApprovalRecord }> {
-    const approval = this.approvals.find(requestId);
-    if (!approval) return fail("stale", `no approval request ${requestId}`);
-    if (approval.state !== "pending") {
-      const repeat =
-        approval.state !== "expired" && approval.decision === body.decision && approval.reason === body.reason;
-      if (repeat) return ok({ created: false, approval });
-      return fail("stale", `approval ${requestId} is already ${approval.state}`);
-    }
-    const run = this.mustLoad();
-    if (isTerminal(run.status)) return fail("terminal_run", `run is ${run.status}`);
-    const state = body.decision === "approve" ? "approved" : "denied";
-    const resolved = this.settleApproval(run, requestId, state, body.decision, body.reason);
-    return ok({ created: true, approval: resolved });
-  }
-
   /** Deletes a finished run's log, commands and approvals, keeping the run row as a tombstone. */
   purge(): Result<{ status: RunStatus }> {
     const run = this.mustLoad();
     if (run.purgedAt !== null) return fail("gone", "run was already purged", { status: run.status });
     if (!isTerminal(run.status)) return fail("not_terminal", `run is ${run.status}; only finished runs can be deleted`);
     purgeRun(this.sql, this.log, this.now);
-    this.timers.clearAllExcept(["index_sync", "outbox"]);
+    this.deadlines.clearRunDeadlines();
     this.effects.statusChanged = true;
     return ok({ status: run.status });
   }
@@ -255,7 +239,7 @@ export class RunMachine {
   }
 
   mustLoad(): RunRow {
-    const run = this.store.load();
+    const run = this.row.load();
     if (!run) throw new Error("run row missing");
     return run;
   }
@@ -268,17 +252,17 @@ export class RunMachine {
   setStatus(status: RunStatus): void {
     const run = this.mustLoad();
     if (run.status === status) return;
-    this.store.setStatus(status);
+    this.row.setStatus(status);
     this.effects.statusChanged = true;
   }
 
   /** Ends the run. `byObject`: the object decided it, so a connected runner is told and dropped. */
   terminalize(outcome: Outcome, byObject: boolean): void {
     const run = this.mustLoad();
-    this.store.finish(outcome, this.now);
-    if (run.recovery !== null) this.store.setRecovery(null);
-    this.timers.clearAllExcept(["index_sync", "outbox"]);
-    this.timers.set("retention", this.now + run.retentionMs);
+    this.row.finish(outcome, this.now);
+    if (run.recovery !== null) this.row.setRecovery(null);
+    this.deadlines.clearRunDeadlines();
+    this.deadlines.armRetention(this.now + run.retentionMs);
     this.control(run.epoch, ControlEventType.RUN_FINISHED, { outcome });
     this.effects.statusChanged = true;
     notifyDispatcher(this, "finished");
@@ -286,42 +270,23 @@ export class RunMachine {
     if (byObject) this.effects.endRunner = { type: "rejected", reason: "terminal-run", status: outcome.status };
   }
 
-  settleApproval(
-    run: RunRow,
-    requestId: string,
-    state: "approved" | "denied" | "expired",
-    decision: "approve" | "deny",
-    reason: string | undefined,
-  ): ApprovalRecord {
-    const approval = this.approvals.resolve(requestId, state, decision, reason, this.now);
-    this.timers.clear("approval", requestId);
-    const type = state === "expired" ? ControlEventType.APPROVAL_EXPIRED : ControlEventType.APPROVAL_RESOLVED;
-    const fields: CommandBodyFields = reason === undefined ? { requestId, decision } : { requestId, decision, reason };
-    this.control(run.epoch, type, fields);
-    // The decision is for the generation that asked: bound to it, and not sent at all once it is gone.
-    const asked = this.approvals.generationOf(requestId) ?? run.generation;
-    if (asked === run.generation) this.submitCommand(`~approval:${requestId}`, "approval", fields, undefined, asked);
-    if (run.status === "waiting" && this.approvals.pendingCount() === 0) this.setStatus("running");
-    return approval;
-  }
-
   // ---- the run row and commands, as the other modules change them ----------------------------
 
   setRecovery(recovery: Recovery | null, newEpisode = false): void {
-    this.store.setRecovery(recovery, newEpisode);
+    this.row.setRecovery(recovery, newEpisode);
   }
 
   countAutoRecovery(): void {
-    this.store.countAutoRecovery();
+    this.row.countAutoRecovery();
   }
 
   setNativeSession(session: NativeSession): void {
-    this.store.setNativeSession(session);
+    this.row.setNativeSession(session);
   }
 
   /** After a write: a status or usage change moves the status version the tenant index keeps. */
   bumpVersionIfChanged(): void {
-    if (this.effects.statusChanged || this.effects.usageChanged) this.store.bumpStatusVersion();
+    if (this.effects.statusChanged || this.effects.usageChanged) this.row.bumpStatusVersion();
   }
 
   /** Spends one claim of the allowance (CLAIMS_PER_MINUTE); false when it is used up. */
@@ -331,8 +296,8 @@ export class RunMachine {
 
   /** The claim: a new epoch for `runnerId` serving `generation`, which the row then names. */
   takeClaim(runnerId: string, generation: number): number {
-    if (generation !== this.mustLoad().generation) this.store.setGeneration(generation);
-    return this.store.claim(runnerId, generation, this.now);
+    if (generation !== this.mustLoad().generation) this.row.setGeneration(generation);
+    return this.row.claim(runnerId, generation, this.now);
   }
 
   /** A new claim: commands delivered to an earlier one and never acked become `unknown`; how many. */
@@ -383,10 +348,10 @@ export class RunMachine {
    */
   renewLease(run: RunRow, ahead: number): void {
     const exact = this.now + run.timeouts.heartbeatMs;
-    const stored = this.timers.get("lease");
-    if (stored === null || exact > stored) this.timers.set("lease", exact + ahead);
+    const stored = this.deadlines.leaseExpiresAt();
+    if (stored === null || exact > stored) this.deadlines.armLease(exact + ahead);
     if (run.status !== "stalled") return;
-    this.timers.clear("takeover");
+    this.deadlines.disarmTakeover();
     this.setStatus(this.approvals.pendingCount() > 0 ? "waiting" : "running");
     this.control(run.epoch, ControlEventType.RUN_RESUMED, { epoch: run.epoch });
   }

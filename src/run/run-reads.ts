@@ -1,5 +1,5 @@
 import type { EventsPage, RecoveryState, RunStatus } from "../protocol/index.ts";
-import type { ApprovalStore } from "./approval-store.ts";
+import type { Approvals } from "./approvals.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { RunLog } from "./run-log.ts";
 import type { RunRow } from "./store.ts";
@@ -35,7 +35,7 @@ export function recoveryState(run: RowReader & { readonly checkpoints: Pick<Chec
   };
 }
 
-export function approvalOf(run: { readonly approvals: Pick<ApprovalStore, "find"> }, requestId: string) {
+export function approvalOf(run: { readonly approvals: Pick<Approvals, "find"> }, requestId: string) {
   return run.approvals.find(requestId);
 }
 

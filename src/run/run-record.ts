@@ -1,9 +1,9 @@
 import type { RunRecord } from "../protocol/index.ts";
-import type { ApprovalStore } from "./approval-store.ts";
+import type { Approvals } from "./approvals.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import { recoveryPolicyOf } from "./pool-run.ts";
 import type { RunRow } from "./store.ts";
-import type { Timers } from "./timers.ts";
+import type { Deadlines } from "./deadlines.ts";
 import type { Usage } from "./usage.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -14,8 +14,8 @@ export interface RecordSources {
   runnerConnected(): boolean;
   readonly checkpoints: Pick<Checkpoints, "current">;
   readonly usage: Pick<Usage, "totals">;
-  readonly approvals: Pick<ApprovalStore, "pendingSummaries">;
-  readonly timers: Pick<Timers, "get">;
+  readonly approvals: Pick<Approvals, "summaries">;
+  readonly deadlines: Pick<Deadlines, "leaseExpiresAt">;
 }
 
 /** The run as the API shows it (RunRecord in src/protocol/records.ts). */
@@ -52,11 +52,11 @@ export function runRecord(sources: RecordSources): RunRecord {
     tags: run.tags,
     usage: sources.usage.totals(),
     budget: run.budget,
-    pendingApprovals: sources.approvals.pendingSummaries(),
+    pendingApprovals: sources.approvals.summaries(),
     runner: {
       id: run.runnerId,
       connected: sources.runnerConnected(),
-      leaseExpiresAt: iso(sources.timers.get("lease")),
+      leaseExpiresAt: iso(sources.deadlines.leaseExpiresAt()),
     },
     queue: run.queue,
     recoveryPolicy: recoveryPolicyOf(run),

@@ -22,7 +22,7 @@ import { noticeRunnerEvent, type RunnerEventHost } from "./runner-events.ts";
 /** What the claimed runner's frames need. */
 export type RunnerHost = Pick<
   RunMachine,
-  "ackCommand" | "control" | "effects" | "log" | "mustLoad" | "now" | "renewLease" | "terminalize" | "timers"
+  "ackCommand" | "control" | "deadlines" | "effects" | "log" | "mustLoad" | "now" | "renewLease" | "terminalize"
 > &
   QuotaHost &
   UsageHost &
@@ -72,7 +72,7 @@ export function storeBatch(
   if (stale) return stale;
   if (isTerminal(run.status)) return { kind: "terminal", status: run.status };
   // A stalled run resumes; its lease row, gone when it stalled, is stored again.
-  const renewed = run.status === "stalled" || machine.timers.get("lease") === null;
+  const renewed = run.status === "stalled" || machine.deadlines.leaseExpiresAt() === null;
   if (renewed) machine.renewLease(run, 0);
   let runner = machine.log.runnerState(generation);
   const accepted = new Map<number, RunnerEvent>();
@@ -110,7 +110,7 @@ export function storeBatch(
     if (machine.usage.enforceBudget()) return { kind: "budget_exceeded" };
   } else {
     if (!renewed) machine.renewLease(run, 0);
-    machine.timers.set("idle", machine.now + run.timeouts.idleMs);
+    machine.deadlines.armIdle(machine.now + run.timeouts.idleMs);
   }
   return { kind: "stored", highestSourceSeq: runner?.lastSeq ?? run.highestSourceSeq, stoppedAt };
 }

@@ -156,11 +156,6 @@ export function budgetPassed(budget: Budget | null, total: UsageTotals): string 
   return null;
 }
 
-/** What a stored runner event reports of usage (Usage.notice); true for `agent.usage` itself. */
-export function noticeUsage(machine: UsageHost, event: UsageReport): boolean {
-  return machine.usage.notice(event);
-}
-
 /** A stored event, as far as its usage goes. */
 type UsageReport = { type: string; data?: unknown; generation?: number };
 

@@ -19,14 +19,50 @@ interface Ownership {
 }
 
 const STORES: Record<string, Ownership> = {
+  RunStore: { defined: "run/store.ts", owners: ["run/run-machine.ts"] },
   CommandStore: { defined: "run/command-store.ts", owners: ["run/run-machine.ts"] },
   ClaimAllowance: { defined: "run/claim-rate.ts", owners: ["run/run-machine.ts"] },
+  ApprovalStore: { defined: "run/approval-store.ts", owners: ["run/approvals.ts"] },
   CheckpointStore: { defined: "run/checkpoint-store.ts", owners: ["run/checkpoints.ts"] },
   RecoveryDecisionStore: { defined: "run/decision-store.ts", owners: ["run/recovery-decision.ts"] },
   UsageStore: { defined: "run/usage.ts", owners: [] },
   Outbox: { defined: "run/outbox.ts", owners: [] },
   TokenStore: { defined: "run/token-store.ts", owners: [] },
+  Timers: { defined: "run/timers.ts", owners: ["run/deadlines.ts"] },
 };
+
+/**
+ * The run's tables other than its row, and the one file whose SQL names each. The schema creates
+ * them all and the purge empties them all (purge.ts); nothing else writes SQL against them.
+ */
+const TABLES: Record<string, string> = {
+  commands: "run/command-store.ts",
+  approvals: "run/approval-store.ts",
+  timers: "run/timers.ts",
+  checkpoint: "run/checkpoint-store.ts",
+  checkpoint_uploads: "run/checkpoint-store.ts",
+  checkpoint_chunks: "run/checkpoint-store.ts",
+  recovery_decisions: "run/decision-store.ts",
+  outbox: "run/outbox.ts",
+  usage_totals: "run/usage.ts",
+  usage_days: "run/usage.ts",
+  run_tokens: "run/token-store.ts",
+};
+const EVERY_TABLE = ["objects/run-schema.ts", "run/purge.ts"];
+
+/** For each table, the files whose SQL names it though they do not own it. */
+function tableTrespassers(sources: Record<string, string>, tables: Record<string, string>): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  for (const [table, owner] of Object.entries(tables)) {
+    const named = new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\\s+${table}\\b`);
+    const files = Object.entries(sources)
+      .filter(([path, text]) => path !== owner && !EVERY_TABLE.includes(path) && named.test(text))
+      .map(([path]) => path)
+      .sort();
+    if (files.length > 0) found[table] = files;
+  }
+  return found;
+}
 
 /** The code of a file without its comments, so prose naming a class is not a use of it. */
 function code(text: string): string {
@@ -76,6 +112,10 @@ describe("each run store is owned by one module", () => {
     expect(trespassers(SOURCES, STORES)).toEqual({});
   });
 
+  it("writes SQL against each table only in the store that owns it", () => {
+    expect(tableTrespassers(SOURCES, TABLES)).toEqual({});
+  });
+
   it("holds every store in a private field", () => {
     expect(openFields(SOURCES, STORES)).toEqual([]);
   });
@@ -90,5 +130,7 @@ describe("each run store is owned by one module", () => {
     const stores = { CheckpointStore: { defined: "run/checkpoint-store.ts", owners: ["run/checkpoints.ts"] } };
     expect(trespassers(sources, stores)).toEqual({ CheckpointStore: ["objects/run-object.ts", "run/run-machine.ts"] });
     expect(openFields(sources, stores)).toEqual(["run/run-machine.ts: readonly checkpoints: CheckpointStore;"]);
+    const sql = { "run/alarm.ts": 'sql.exec("DELETE FROM timers WHERE kind = ?", kind);' };
+    expect(tableTrespassers({ ...sources, ...sql }, { timers: "run/timers.ts" })).toEqual({ timers: ["run/alarm.ts"] });
   });
 });

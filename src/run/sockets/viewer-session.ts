@@ -28,7 +28,7 @@ export async function handleViewerFrame(
     if (result.value.command) send(ws, { type: "commandAccepted", command: result.value.command });
     return;
   }
-  const result = await host.operate((m) => m.resolveApproval(frame.requestId, frame.approval));
+  const result = await host.operate((m) => m.approvals.resolve(frame.requestId, frame.approval));
   if (!result.ok) return sendFailure(ws, result);
   send(ws, { type: "approvalAccepted", approval: result.value.approval });
 }
