@@ -103,12 +103,34 @@ export class LogCore {
   private readonly sql: SqlStorage;
   readonly producers: ProducerTable;
 
-  constructor(sql: SqlStorage, rules: ProducerRules) {
+  /**
+   * The state as last read, while `memo` is on and nothing was written through this core since
+   * (undefined: not read). For a core that lives one operation inside its transaction (a run's,
+   * src/run/run-log.ts): a frame read the log's state and its producer's a dozen times.
+   */
+  private remembered: RawState | null | undefined;
+  private readonly memo: boolean;
+
+  constructor(sql: SqlStorage, rules: ProducerRules, options: { memo?: boolean } = {}) {
     this.sql = sql;
-    this.producers = new ProducerTable(sql, rules);
+    this.memo = options.memo === true;
+    this.producers = new ProducerTable(sql, rules, this.memo);
+  }
+
+  /** Drops what was remembered: called on every write through this core. */
+  private written(): void {
+    this.remembered = undefined;
+    this.producers.forget();
   }
 
   private rawState(): RawState | null {
+    if (this.remembered !== undefined) return this.remembered;
+    const row = this.readState();
+    if (this.memo) this.remembered = row;
+    return row;
+  }
+
+  private readState(): RawState | null {
     return (
       this.sql
         .exec<RawState>(
@@ -138,6 +160,7 @@ export class LogCore {
 
   /** Starts an empty, open log. */
   init(): void {
+    this.written();
     this.sql.exec("INSERT INTO log_state (singleton, tail_seq, tail_pos, closed) VALUES (1, 0, 0, 0)");
   }
 
@@ -159,10 +182,16 @@ export class LogCore {
     if (!state) throw new Error("log not initialised");
     let last = state.block_producer;
     const time = entries[0]?.time ?? 0;
-    return writeBlocks(this.sql, tailOf(state), entries, (producerId) => {
-      if (last !== null && last !== producerId) this.producers.settle(last, time);
-      last = producerId;
-    });
+    try {
+      return writeBlocks(this.sql, tailOf(state), entries, (producerId) => {
+        // The block before this one may be new: read the producer afresh.
+        this.producers.forget();
+        if (last !== null && last !== producerId) this.producers.settle(last, time);
+        last = producerId;
+      });
+    } finally {
+      this.written();
+    }
   }
 
   /**
@@ -321,6 +350,7 @@ export class LogCore {
   /** Marks the log closed; nothing can be appended afterwards. Its final tail is stored with it. */
   close(by: ProducerClaim | null): void {
     const tail = this.mustState().tail;
+    this.written();
     this.sql.exec(
       `UPDATE log_state SET closed = 1, closed_by_producer = ?, closed_by_epoch = ?, closed_by_seq = ?,
          tail_seq = ?, tail_pos = ? WHERE singleton = 1`,
@@ -404,6 +434,7 @@ export class LogCore {
    * would be billed one row written per block, the drop a handful.
    */
   clear(): void {
+    this.written();
     const definitions = this.sql
       .exec<{ sql: string }>(
         "SELECT sql FROM sqlite_master WHERE tbl_name = 'log_blocks' AND sql IS NOT NULL ORDER BY type = 'index'",

@@ -74,6 +74,11 @@ export function judgeProducer(
   return { kind: "accepted", state: { epoch: current.epoch, lastSeq: claim.seq } };
 }
 
+interface ProducerRead {
+  row: ProducerState | null;
+  state: ProducerState | null;
+}
+
 interface RawProducer extends Record<string, SqlStorageValue> {
   epoch: number | null;
   last_seq: number | null;
@@ -95,13 +100,30 @@ export class ProducerTable {
   private readonly sql: SqlStorage;
   readonly rules: ProducerRules;
 
-  constructor(sql: SqlStorage, rules: ProducerRules) {
+  /** Reads remembered until the next write, when `memo` is on (LogCore's option). */
+  private readonly remembered: Map<string, ProducerRead> | null;
+
+  constructor(sql: SqlStorage, rules: ProducerRules, memo = false) {
     this.sql = sql;
     this.rules = rules;
+    this.remembered = memo ? new Map() : null;
+  }
+
+  /** Forgets what was remembered: the log was written. */
+  forget(): void {
+    this.remembered?.clear();
   }
 
   /** The stored row and the state it stands for (the row, or the last block's newer stamp). */
-  private read(producerId: string): { row: ProducerState | null; state: ProducerState | null } {
+  private read(producerId: string): ProducerRead {
+    const known = this.remembered?.get(producerId);
+    if (known) return known;
+    const read = this.readStored(producerId);
+    this.remembered?.set(producerId, read);
+    return read;
+  }
+
+  private readStored(producerId: string): ProducerRead {
     const raw = this.sql
       .exec<RawProducer>(
         `SELECT p.epoch, p.last_seq, b.stamps FROM (SELECT ?1 AS id) q
@@ -156,6 +178,7 @@ export class ProducerTable {
   }
 
   private write(producerId: string, state: ProducerState, now: number): void {
+    this.forget();
     this.sql.exec(
       `INSERT INTO log_producers (producer_id, epoch, last_seq, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (producer_id) DO UPDATE SET epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,

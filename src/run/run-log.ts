@@ -49,7 +49,8 @@ export class RunLog {
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
-    this.core = new LogCore(sql, RUNNER_PRODUCER_RULES);
+    // Each RunLog lives for one operation or read, inside its transaction: reads are remembered.
+    this.core = new LogCore(sql, RUNNER_PRODUCER_RULES, { memo: true });
     this.claimEpoch = new ClaimEpoch(this.core.producers);
   }
 

@@ -140,11 +140,12 @@ function compare(log: LogCore, model: readonly ModelEntry[], probe: number): str
   return found;
 }
 
-describe("the log in blocks", () => {
+// With memo, as a run's log is used (reads remembered until a write through the core), and without, as a stream's.
+describe.each([true, false])("the log in blocks (memo: %s)", (memo) => {
   it("answers every read as a list of entries would, through frames, resends, conflicts and purges", async () => {
     const failures = await runInDurableObject(runObject(uniqueRunId("blocks")), (_instance, state) => {
       const sql = state.storage.sql;
-      const log = new LogCore(sql, RUNNER_PRODUCER_RULES);
+      const log = new LogCore(sql, RUNNER_PRODUCER_RULES, { memo });
       const found: string[] = [];
       fc.assert(
         fc.property(fc.array(step, { minLength: 1, maxLength: 14 }), fc.nat(), (steps, probe) => {
