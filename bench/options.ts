@@ -23,7 +23,8 @@ export const USAGE = `npm run bench -- [--only IDS] [--targets NAMES] [--rounds 
   --targets NAMES  comma-separated, from: ${TARGET_NAMES.join(", ")} (default: all)
   --rounds N       rounds per measurement (default: BENCH_ROUNDS or 5)
   --quick          one round: to check that every row works, not to record numbers
-                   (and a storm of 1,000 sockets instead of 10,000)`;
+                   (and a storm of 1,000 sockets instead of 10,000)
+  --storm-sockets N  sockets in the reconnect storm (default 10,000; BENCH_STORM_SOCKETS)`;
 
 export interface BenchOptions {
   only: Set<string>;
@@ -44,6 +45,14 @@ function list(value: string | undefined, allowed: readonly string[], flag: strin
   return new Set(items);
 }
 
+function stormSockets(given: string | undefined, quick: boolean): number {
+  if (given === undefined) return quick ? 1000 : 10_000;
+  const sockets = Number(given);
+  if (!Number.isInteger(sockets) || sockets < 5)
+    throw new Error(`--storm-sockets ${given}: not an integer of at least 5`);
+  return sockets;
+}
+
 export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
   const { values } = parseArgs({
     args: argv,
@@ -53,6 +62,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
       targets: { type: "string" },
       rounds: { type: "string" },
       quick: { type: "boolean" },
+      "storm-sockets": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -63,7 +73,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
     only: list(values.only, MEASUREMENT_IDS, "--only"),
     targets: list(values.targets, TARGET_NAMES, "--targets"),
     rounds,
-    // BENCH_STORM_SOCKETS: fewer where workerd's open-file limit cannot hold 10,000 (docs/SCALE.md).
-    stormSockets: values.quick ? 1000 : Number(process.env.BENCH_STORM_SOCKETS ?? 10_000),
+    stormSockets: stormSockets(values["storm-sockets"] ?? process.env.BENCH_STORM_SOCKETS, values.quick === true),
   };
 }

@@ -18,13 +18,14 @@
 import os from "node:os";
 import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
-import { measureStorm, printStorm } from "./measure-storm.ts";
+import { measureStorm, planStorm } from "./measure-storm.ts";
 import { measureList, printList } from "./measure-list.ts";
 import { measurePools, printPools } from "./measure-pools.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { parseBenchOptions, USAGE } from "./options.ts";
 import { machine, printCounts, printServerErrors, printTable } from "./report.ts";
 import { runRounds } from "./rounds.ts";
+import { printStorm } from "./storm-report.ts";
 import { startDev, startServe } from "./servers-ours.ts";
 import { startReference, type Target } from "./targets.ts";
 
@@ -97,8 +98,15 @@ async function main(): Promise<void> {
   }
   if (options.only.has("list")) printList(await measureList());
   if (options.only.has("storm")) {
-    await start("serve-storm", () => startServe());
-    printStorm(await measureStorm(targets.at(-1) as Target, options.stormSockets));
+    // Before serve starts, so that its workerd inherits the open-files limit (bench/measure-storm.ts).
+    const plan = planStorm(options.stormSockets);
+    console.log(`  storm: ${plan.note}`);
+    const servers: Target[] = [];
+    for (let i = 0; i < plan.servers; i++) {
+      await start(`serve-storm${plan.servers > 1 ? `-${i + 1}` : ""}`, () => startServe());
+      servers.push(targets.at(-1) as Target);
+    }
+    printStorm(await measureStorm(servers, options.stormSockets));
   }
   console.log(`\nload average at end: ${loadAverage()}`);
   printServerErrors(targets);

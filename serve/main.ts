@@ -139,6 +139,7 @@ async function main(): Promise<number> {
   // SIGUSR2 (bench/measure-storm.ts): a local deploy. workerd is killed, every socket dropping at
   // once as a deploy drops them, and started again on the same build and data directory.
   let restarting = false;
+  let restartAskedAt = 0;
   // The embedded pool host as it starts: a stop that lands while it is still starting waits for
   // it and stops it, instead of leaving a host started after workerd was gone.
   let pool: Promise<DevPool | null> = Promise.resolve(null);
@@ -177,6 +178,7 @@ async function main(): Promise<number> {
       process.on("SIGUSR2", () => {
         if (stopping || restarting) return;
         restarting = true;
+        restartAskedAt = Date.now();
         log("SIGUSR2: restarting workerd (every socket drops)");
         current.child.kill("SIGKILL");
       });
@@ -198,7 +200,7 @@ async function main(): Promise<number> {
   for (;;) {
     const code = await current.exited;
     if (restarting && !stopping) {
-      const killedAt = Date.now();
+      log(`workerd gone ${Date.now() - restartAskedAt} ms after SIGUSR2: starting it again`);
       current = spawnWorkerd();
       try {
         await Promise.race([waitUntilAnswering(url, current.child), current.exited]);
@@ -206,7 +208,8 @@ async function main(): Promise<number> {
         log(`cannot restart: ${(error as Error).message}`);
         current.child.kill("SIGKILL");
       }
-      if (!stopping && current.child.exitCode === null) log(`restarted in ${Date.now() - killedAt} ms: ${serving}`);
+      if (!stopping && current.child.exitCode === null)
+        log(`restarted in ${Date.now() - restartAskedAt} ms: ${serving}`);
       restarting = false;
       continue;
     }
