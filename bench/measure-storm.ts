@@ -11,7 +11,7 @@
  * where one workerd cannot hold every socket under the machine's open-files limit (planStorm).
  */
 import os from "node:os";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { BENCH_API_KEY, call } from "./client.ts";
 import { createRun } from "./runner-socket.ts";
 import { count, type Failures, StormRunner, StormViewer } from "./storm-client.ts";
@@ -83,6 +83,8 @@ export interface StormReport {
   reattachMs: number[];
   /** The same, runners only. */
   runnerReattachMs: number[];
+  /** The clients' event-loop delay during the storm, p99 and max (ms). */
+  clientLoopDelayMs: { p99: number; max: number };
   /** Per socket: deploy to its upgrade answered (101), before any frame. */
   openMs: number[];
   peakPerSecond: number;
@@ -214,10 +216,14 @@ export async function measureStorm(servers: Target[], sockets = 10_000): Promise
   const every = setInterval(() => samples.push(sample()), SAMPLE_MS);
   const rssBefore = (samples[0] as Sample).serverRss;
   const outputBefore = servers.map((server) => server.output().length);
+  // How late the clients' own event loop ran: every time measured here includes it.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const dropAt = performance.now();
   for (const watch of watches) watch.deploy();
   await within(Promise.all(back), 600_000, `${back.length} sockets back after the deploy`);
   clearInterval(every);
+  loopDelay.disable();
   samples.push(sample());
   const listenAfter = listenCounters();
 
@@ -302,6 +308,7 @@ export async function measureStorm(servers: Target[], sockets = 10_000): Promise
     reattachMs,
     runnerReattachMs,
     openMs,
+    clientLoopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
     peakPerSecond,
     samples,
     rssBeforeMB: rssBefore / 1e6,
@@ -335,12 +342,13 @@ function serverTrouble(servers: Target[], since: number[]): string {
     .join("");
 }
 
-/** Failed attempts by kind, split at `backAt` (the last workerd answering again, as serve logged it). */
+/** Failed attempts by kind, split by whether they began before `backAt` (the last workerd answering again, as serve logged it). */
 function byPhase(attempts: Failures, backAt: number | null): Map<string, number> {
   const split = new Map<string, number>();
   for (const [kind, times] of attempts) {
     for (const at of times) {
-      const phase = backAt === null ? "" : at < backAt ? ", while workerd restarted" : ", after it answered again";
+      const phase =
+        backAt === null ? "" : at < backAt ? ", begun while workerd restarted" : ", begun after it answered again";
       split.set(`${kind}${phase}`, (split.get(`${kind}${phase}`) ?? 0) + 1);
     }
   }

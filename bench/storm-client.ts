@@ -18,12 +18,12 @@ const ATTEMPT_MS = 15_000;
 /** Stop retrying after this long without a working connection (the SDK's default is 5 min). */
 const GIVE_UP_MS = 300_000;
 
-/** Failed attempts by kind, each with when it failed (performance.now()), shared by a storm's clients. */
+/** Failed attempts (or drops) by kind, each with when it began (performance.now()), shared by a storm's clients. */
 export type Failures = Map<string, number[]>;
 
-export function count(failures: Failures, kind: string): void {
+export function count(failures: Failures, kind: string, at = performance.now()): void {
   const times = failures.get(kind) ?? [];
-  times.push(performance.now());
+  times.push(at);
   failures.set(kind, times);
 }
 
@@ -142,11 +142,13 @@ async function reconnect<T>(
 ): Promise<T> {
   const since = performance.now();
   for (let n = 0; ; n++) {
+    // When the attempt began, not when its failure was seen: a busy client sees a refusal late.
+    const began = performance.now();
     try {
       return await once();
     } catch (error) {
       const kind = (error as Error).message;
-      count(failures, kind);
+      count(failures, kind, began);
       if (performance.now() - since > GIVE_UP_MS)
         throw new Error(`${what}: no connection in ${GIVE_UP_MS} ms (${kind})`);
     }

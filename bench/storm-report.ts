@@ -41,6 +41,9 @@ export function printStorm(report: StormReport): void {
     `| server (workerd) CPU during the storm, mean / peak ${SAMPLE_MS} ms | ${cores((x) => x.serverCpuMs)} |`,
   );
   console.log(`| clients (the bench process) CPU, mean / peak ${SAMPLE_MS} ms | ${cores((x) => x.clientCpuMs)} |`);
+  console.log(
+    `| clients' event-loop delay during the storm, p99 / max | ${n(report.clientLoopDelayMs.p99)} / ${n(report.clientLoopDelayMs.max)} ms |`,
+  );
   const waited = (pick: (sample: Sample) => number, processes: number) =>
     `${n((100 * report.samples.reduce((sum, x) => sum + pick(x), 0)) / Math.max(1, report.stormMs * processes))} %`;
   console.log(
