@@ -165,7 +165,13 @@ function sampler(watches: ServerWatch[]): () => Sample {
 }
 
 /** `servers`: one `npm run serve` or more (planStorm); run i lives on server i mod their count. */
-export async function measureStorm(servers: Target[], sockets = 10_000): Promise<StormReport> {
+/** For bench/storm-profile.ts: called once the deploy is sent, and awaited once every socket is back. */
+export interface StormHooks {
+  deployed?(): void;
+  back?(): Promise<void>;
+}
+
+export async function measureStorm(servers: Target[], sockets = 10_000, hooks: StormHooks = {}): Promise<StormReport> {
   const runs = Math.max(1, Math.round(sockets / (1 + VIEWERS_PER_RUN)));
   const watches = servers.map((server) => new ServerWatch(findServe(server.url)));
   const setupAttempts: Failures = new Map();
@@ -221,7 +227,9 @@ export async function measureStorm(servers: Target[], sockets = 10_000): Promise
   loopDelay.enable();
   const dropAt = performance.now();
   for (const watch of watches) watch.deploy();
+  hooks.deployed?.();
   await within(Promise.all(back), 600_000, `${back.length} sockets back after the deploy`);
+  await hooks.back?.();
   clearInterval(every);
   loopDelay.disable();
   samples.push(sample());
