@@ -1,5 +1,5 @@
 import { encodeOffset, type OffsetRef } from "../log/offsets.ts";
-import { type ReadResult, readPage, type StreamInfo } from "../log/reader.ts";
+import type { ReadResult, StreamInfo } from "../log/reader.ts";
 import { RunLog } from "./run-log.ts";
 import { readRun } from "./store.ts";
 
@@ -11,7 +11,7 @@ export function readRunLog(sql: SqlStorage, offset: OffsetRef, maxBytes: number)
   const log = new RunLog(sql);
   const run = readRun(sql, log);
   if (!run || run.purgedAt !== null) return { kind: "not_found" };
-  const page = readPage(log.core, offset, true, maxBytes);
+  const page = log.readStreamPage(offset, maxBytes);
   if (page.kind !== "read") return page;
   return { ...page, info: streamInfo(run.runId, run.createdAt, log) };
 }
@@ -23,7 +23,7 @@ export function runStreamInfo(sql: SqlStorage): StreamInfo | null {
 }
 
 function streamInfo(runId: string, createdAt: number, log: RunLog): StreamInfo {
-  const state = log.core.mustState();
+  const state = log.state();
   return {
     // A run id is never reused (a purged id stays a tombstone), so it names the stream for good.
     streamId: `${runId}.${createdAt}`,

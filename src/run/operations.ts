@@ -69,7 +69,7 @@ export class RunOperations implements RunHost {
       throw error;
     }
     const run = machine.run();
-    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.log.core.state()?.tail ?? LOG_START);
+    if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.log.tail() ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await armAlarm(this.storage);
     if (machine.effects.statusChanged || machine.effects.usageChanged)
@@ -152,6 +152,6 @@ export class RunOperations implements RunHost {
   }
 
   private runnerConnected(): boolean {
-    return this.sockets.currentRunner(new RunLog(this.storage.sql).claimEpoch.current()) !== null;
+    return this.sockets.currentRunner(new RunLog(this.storage.sql).claimEpochNow()) !== null;
   }
 }

@@ -2,7 +2,7 @@ import type { RunLog } from "./run-log.ts";
 
 /** Drops everything but the run row, which stays as a tombstone. */
 export function purgeRun(sql: SqlStorage, log: RunLog, now: number): void {
-  log.core.clear();
+  log.clear();
   sql.exec("DELETE FROM commands");
   sql.exec("DELETE FROM approvals");
   sql.exec("DELETE FROM timers WHERE kind <> 'outbox'");

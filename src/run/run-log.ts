@@ -1,5 +1,7 @@
-import { LogCore } from "../log/log.ts";
+import { type JoinedPage, LogCore, type LogState, type ReadLimits } from "../log/log.ts";
+import type { LogPosition, OffsetRef } from "../log/offsets.ts";
 import { type ProducerState, RUNNER_PRODUCER_RULES } from "../log/producers.ts";
+import { type PageRead, readPage } from "../log/reader.ts";
 import type { RunEvent } from "../protocol/index.ts";
 import { ClaimEpoch, generationProducer } from "./claim-epoch.ts";
 
@@ -44,14 +46,70 @@ export function decodeEvent(body: Uint8Array): RunEvent {
  */
 export class RunLog {
   private readonly sql: SqlStorage;
-  readonly core: LogCore;
-  readonly claimEpoch: ClaimEpoch;
+  // Private: the run core reaches the log only through the operations below.
+  private readonly core: LogCore;
+  private readonly claimEpoch: ClaimEpoch;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
     // Each RunLog lives for one operation or read, inside its transaction: reads are remembered.
     this.core = new LogCore(sql, RUNNER_PRODUCER_RULES, { memo: true });
     this.claimEpoch = new ClaimEpoch(this.core.producers);
+  }
+
+  /** Creates the run's empty log, with the run. */
+  init(): void {
+    this.core.init();
+  }
+
+  /** Closes the log once the run is terminal: its stream reads as closed. */
+  close(): void {
+    this.core.close(null);
+  }
+
+  /** Drops every stored event (a purge). */
+  clear(): void {
+    this.core.clear();
+  }
+
+  /** The log's tail and whether it is closed; throws before init (a run always has its log). */
+  state(): LogState {
+    return this.core.mustState();
+  }
+
+  /** The log's tail, or null before the run's log exists. */
+  tail(): LogPosition | null {
+    return this.core.state()?.tail ?? null;
+  }
+
+  /** Where the event at `seq` ends (null past the tail): a reader resumes after it. */
+  position(seq: number): LogPosition | null {
+    return this.core.position(seq);
+  }
+
+  /** Events after `from`, their JSON joined by `separator`, within `limits` (the viewer replay). */
+  readJoined(from: LogPosition, limits: ReadLimits, separator: string): JoinedPage {
+    return this.core.readJoined(from, limits, separator);
+  }
+
+  /** A Durable Streams read of the log from `offset`, JSON mode. */
+  readStreamPage(offset: OffsetRef, maxBytes: number): PageRead {
+    return readPage(this.core, offset, true, maxBytes);
+  }
+
+  /** The epoch of the newest claim, 0 before the first. */
+  claimEpochNow(): number {
+    return this.claimEpoch.current();
+  }
+
+  /** Opens the next claim epoch and returns it. */
+  nextClaimEpoch(now: number): number {
+    return this.claimEpoch.increment(now);
+  }
+
+  /** Stores a generation's producer state (its epoch at a claim). */
+  recordRunnerState(generation: number, state: ProducerState, now: number): void {
+    this.core.producers.record(generationProducer(generation), state, now);
   }
 
   /** A generation's producer state: its epoch and last accepted sourceSeq (null before its first claim). */

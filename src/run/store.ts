@@ -137,19 +137,19 @@ export class RunStore {
   load(): RunRow | null {
     const raw = this.sql.exec<RawRun>("SELECT * FROM run WHERE singleton = 1").toArray()[0];
     if (!raw) return null;
-    const runner = this.log.core.producers.get(generationProducer(raw.generation));
+    const runner = this.log.runnerState(raw.generation);
     return {
       tenant: raw.tenant,
       runId: raw.run_id,
       fingerprint: raw.fingerprint,
       status: raw.status as RunStatus,
       statusVersion: raw.status_version,
-      epoch: this.log.claimEpoch.current(),
+      epoch: this.log.claimEpochNow(),
       createdAt: raw.created_at,
       claimedAt: raw.claimed_at,
       finishedAt: raw.finished_at,
       purgedAt: raw.purged_at,
-      lastSeq: this.log.core.state()?.tail.seq ?? 0,
+      lastSeq: this.log.tail()?.seq ?? 0,
       highestSourceSeq: runner?.lastSeq ?? 0,
       generation: raw.generation,
       nativeSession: parseOrNull(raw.native_session) as NativeSession | null,
@@ -194,7 +194,7 @@ export class RunStore {
       JSON.stringify(run.tags),
       run.budget === null ? null : JSON.stringify(run.budget),
     );
-    this.log.core.init();
+    this.log.init();
   }
 
   setStatus(status: RunStatus): void {
@@ -211,11 +211,10 @@ export class RunStore {
    * claimant's events are judged under it; generation 1's row is the claim epoch's own.
    */
   claim(runnerId: string, generation: number, now: number): number {
-    const epoch = this.log.claimEpoch.increment(now);
-    const producer = generationProducer(generation);
-    if (producer !== RUNNER_PRODUCER) {
-      const state = this.log.core.producers.get(producer);
-      this.log.core.producers.record(producer, { epoch, lastSeq: state?.lastSeq ?? 0 }, now);
+    const epoch = this.log.nextClaimEpoch(now);
+    if (generationProducer(generation) !== RUNNER_PRODUCER) {
+      const state = this.log.runnerState(generation);
+      this.log.recordRunnerState(generation, { epoch, lastSeq: state?.lastSeq ?? 0 }, now);
     }
     this.sql.exec("UPDATE run SET runner_id = ?, claimed_at = ? WHERE singleton = 1", runnerId, now);
     return epoch;
@@ -251,7 +250,7 @@ export class RunStore {
       JSON.stringify(outcome),
       now,
     );
-    this.log.core.close(null);
+    this.log.close();
   }
 
   nextControllerSeq(): number {

@@ -29,6 +29,7 @@ const STORES: Record<string, Ownership> = {
   Outbox: { defined: "run/outbox.ts", owners: [] },
   TokenStore: { defined: "run/token-store.ts", owners: [] },
   Timers: { defined: "run/timers.ts", owners: ["run/deadlines.ts"] },
+  ClaimEpoch: { defined: "run/claim-epoch.ts", owners: ["run/run-log.ts"] },
 };
 
 /**
@@ -114,6 +115,17 @@ describe("each run store is owned by one module", () => {
 
   it("writes SQL against each table only in the store that owns it", () => {
     expect(tableTrespassers(SOURCES, TABLES)).toEqual({});
+  });
+
+  it("reaches the run's event log only through RunLog: no other run module names the log core", () => {
+    const runModules = Object.entries(SOURCES).filter(
+      ([path]) => path.startsWith("run/") || path.startsWith("objects/run"),
+    );
+    expect(runModules.length).toBeGreaterThan(10);
+    const naming = runModules.filter(
+      ([path, text]) => path !== "run/run-log.ts" && /\bLogCore\b|\.core\./.test(code(text)),
+    );
+    expect(naming.map(([path]) => path)).toEqual([]);
   });
 
   it("holds every store in a private field", () => {

@@ -41,13 +41,13 @@ export async function attachViewer(
     ws.addEventListener("message", (event) => void handleSocketMessage(host, ws, event.data));
     ws.addEventListener("close", () => sockets.forget(ws));
   } else sockets.acceptViewer(ws, viewer.interact, viewer.token);
-  let from = source.log.core.position(viewer.after);
+  let from = source.log.position(viewer.after);
   sockets.flows.start(ws, from?.pos ?? source.log.logBytes());
   const ackWindow = Math.max(1, limits.viewerBacklogBytes - limits.pageBytes);
   let sinceYield = 0;
   while (from) {
     // Each page is the stored events' JSON joined by SQLite: the frame JSON.stringify would make.
-    const page = source.log.core.readJoined(from, { maxBytes: limits.pageBytes, maxEntries: REPLAY_FRAME_EVENTS }, ",");
+    const page = source.log.readJoined(from, { maxBytes: limits.pageBytes, maxEntries: REPLAY_FRAME_EVENTS }, ",");
     if (page.count === 0) break;
     sockets.flows.sent(ws, page.next.pos);
     sendRaw(ws, `{"type":"events","events":[${decoder.decode(page.body)}]}`);

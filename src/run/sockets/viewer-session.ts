@@ -13,8 +13,8 @@ export async function handleViewerFrame(
   if (frame.type === "ack") {
     // Any viewer may say how far it has read; that is what bounds its backlog (viewer-flow.ts).
     const position = host.read((m) => {
-      const tail = m.log.core.mustState().tail;
-      return frame.seq >= tail.seq ? tail : m.log.core.position(frame.seq);
+      const tail = m.log.state().tail;
+      return frame.seq >= tail.seq ? tail : m.log.position(frame.seq);
     });
     if (position.ok && position.value) host.sockets.flows.ack(ws, position.value.pos);
     return;
