@@ -8,7 +8,13 @@
  * events in seq order.
  */
 import { fields, Transcript as Fold, type ToolRow, TURN_ENDS } from "@agent-run/client/transcript";
-import { AgentEventType, AguiEventType as Agui, ControlEventType, type RunEvent } from "../../src/protocol/index.ts";
+import {
+  AgentEventType,
+  AguiEventFamily,
+  AguiEventType as Agui,
+  ControlEventType,
+  type RunEvent,
+} from "../../src/protocol/index.ts";
 import { clip, clock, compact, type Paint } from "./format.ts";
 import { usageText } from "./usage-text.ts";
 
@@ -94,7 +100,9 @@ export class Transcript {
     const about = str(data.toolCallId);
     return (
       cut +
-      (text === null ? "" : this.line(event, text, type.startsWith("TOOL_CALL_") && about ? `tool:${about}` : null))
+      (text === null
+        ? ""
+        : this.line(event, text, type.startsWith(AguiEventFamily.TOOL_CALL) && about ? `tool:${about}` : null))
     );
   }
 

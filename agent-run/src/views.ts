@@ -3,7 +3,7 @@
  * transcript with a live status line under it (a TTY: spinner, status, elapsed time, events).
  */
 import { stripVTControlCharacters } from "node:util";
-import type { RunEvent, RunStatus } from "../../src/protocol/index.ts";
+import { ControlEventType, type RunEvent, type RunStatus } from "../../src/protocol/index.ts";
 import { clip, duration, type Paint } from "./format.ts";
 import { terminalJson } from "./safe-text.ts";
 import { Transcript } from "./transcript.ts";
@@ -133,7 +133,7 @@ export function ttyView(o: ViewOptions): View {
   return {
     event(event) {
       lastSeq = event.seq;
-      if (event.type === "run.finished") ended = Date.parse(event.time);
+      if (event.type === ControlEventType.RUN_FINISHED) ended = Date.parse(event.time);
       write(transcript.render(event));
     },
     status(next) {

@@ -1,4 +1,4 @@
-import type { UsageTotals } from "../../src/protocol/index.ts";
+import { AgentEventType, type UsageTotals } from "../../src/protocol/index.ts";
 
 // Tokens and cost as the console shows them (the run page's facts, the list's Cost column).
 
@@ -16,7 +16,7 @@ export function tokensText(usage: Pick<UsageTotals, "inputTokens" | "cachedInput
 
 /** Runner events that change the run's usage totals: the record is read again after them. */
 export function reportsUsage(event: { type: string; data?: unknown }): boolean {
-  if (event.type === "agent.usage") return true;
+  if (event.type === AgentEventType.AGENT_USAGE) return true;
   const data = event.data as { agentUsage?: unknown } | null | undefined;
   return data?.agentUsage !== undefined;
 }

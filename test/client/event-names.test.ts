@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { AgentEventType, AguiEventFamily, AguiEventType, ControlEventType } from "../../src/protocol/index.ts";
 import { REPO } from "../support/wrangler-dev.ts";
 
-// The SDK names event types only through src/protocol/event-types.ts: a quoted event type (or the
-// prefix of a family of them) in client/src drifts the day the protocol renames or adds one.
+// The SDK, the console, the CLI and the bridge name event types only through src/protocol/event-types.ts: a quoted event type (or the
+// prefix of a family of them) in their sources drifts the day the protocol renames or adds one.
 
 const NAMES: readonly string[] = [
   ...Object.values(AguiEventType),
@@ -29,11 +29,11 @@ function eventLiterals(source: string): string[] {
 function sources(dir: string): string[] {
   return fs
     .readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".ts"))
+    .filter((file) => /\.tsx?$/.test(file))
     .map((file) => path.join(dir, file));
 }
 
-describe("event type names in the SDK", () => {
+describe("event type names in the SDK and its consumers", () => {
   it("the scan finds quoted names and family prefixes, and leaves comments and other strings alone", () => {
     const sample = [
       'if (type === "TEXT_MESSAGE_START") return;',
@@ -45,14 +45,18 @@ describe("event type names in the SDK", () => {
     expect(eventLiterals(sample)).toEqual(["TEXT_MESSAGE_START", "TOOL_CALL_", "approval."]);
   });
 
-  it("client/src quotes no event type and no prefix of one", () => {
-    const files = sources(path.join(REPO, "client/src"));
-    expect(files.length).toBeGreaterThan(10);
-    const quoted = files.flatMap((file) =>
-      eventLiterals(fs.readFileSync(file, "utf8")).map((literal) => `${path.relative(REPO, file)}: "${literal}"`),
-    );
-    expect(quoted).toEqual([]);
-  });
+  // The SDK and every consumer of the log: the console, the CLI, the bridge.
+  it.each(["client/src", "console/src", "agent-run/src", "runner-bridge/src"])(
+    "%s quotes no event type and no prefix of one",
+    (dir) => {
+      const files = sources(path.join(REPO, dir));
+      expect(files.length).toBeGreaterThan(10);
+      const quoted = files.flatMap((file) =>
+        eventLiterals(fs.readFileSync(file, "utf8")).map((literal) => `${path.relative(REPO, file)}: "${literal}"`),
+      );
+      expect(quoted).toEqual([]);
+    },
+  );
 
   it("each family prefix names at least two AG-UI event types", () => {
     for (const prefix of Object.values(AguiEventFamily)) {

@@ -1,4 +1,4 @@
-import type { CommandRecord, CommandState, RunEvent } from "../../../src/protocol/index.ts";
+import { type CommandRecord, type CommandState, ControlEventType, type RunEvent } from "../../../src/protocol/index.ts";
 import { fields } from "../fields.ts";
 
 /**
@@ -54,7 +54,7 @@ export class CommandTracker {
   apply(event: RunEvent): void {
     const data = fields(event.data);
     switch (event.type) {
-      case "command.queued": {
+      case ControlEventType.COMMAND_QUEUED: {
         const commandId = String(data.commandId ?? "");
         const sent = this.sent.get(commandId);
         const state = sent?.state ?? (this.runnerHolds ? "delivered" : "queued");
@@ -72,7 +72,7 @@ export class CommandTracker {
         this.commands.set(commandId, command);
         break;
       }
-      case "command.acked": {
+      case ControlEventType.COMMAND_ACKED: {
         const command = this.commands.get(String(data.commandId ?? ""));
         if (command && typeof data.state === "string") {
           command.state = data.state;
@@ -80,20 +80,20 @@ export class CommandTracker {
         }
         break;
       }
-      case "run.claimed":
+      case ControlEventType.RUN_CLAIMED:
         this.runnerHolds = true;
         for (const command of this.commands.values()) {
           if (command.state === "delivered") command.state = "unknown";
           else if (command.state === "queued") command.state = "delivered";
         }
         break;
-      case "run.resumed":
+      case ControlEventType.RUN_RESUMED:
         this.runnerHolds = true;
         break;
-      case "run.stalled":
+      case ControlEventType.RUN_STALLED:
         this.runnerHolds = false;
         break;
-      case "run.finished":
+      case ControlEventType.RUN_FINISHED:
         // The run ended: a command no runner ever took never will be.
         this.runnerHolds = false;
         for (const command of this.commands.values()) {

@@ -1,4 +1,10 @@
-import type { RunEvent } from "../../../src/protocol/index.ts";
+import {
+  AgentEventType,
+  AguiEventFamily,
+  AguiEventType,
+  ControlEventType,
+  type RunEvent,
+} from "../../../src/protocol/index.ts";
 import { fields } from "../fields.ts";
 
 /**
@@ -60,14 +66,14 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
     latest = Math.max(latest, t);
     const data = fields(event.data);
     switch (event.type) {
-      case "run.created":
+      case ControlEventType.RUN_CREATED:
         gap = open({ kind: "gap", label: "no runner yet", start: t, end: null, seq: event.seq });
         break;
-      case "run.claimed":
-      case "run.resumed": {
+      case ControlEventType.RUN_CLAIMED:
+      case ControlEventType.RUN_RESUMED: {
         if (gap) gap.end = t;
         gap = null;
-        if (runner && event.type === "run.claimed") closeRunner(t, "taken over", null, event.seq);
+        if (runner && event.type === ControlEventType.RUN_CLAIMED) closeRunner(t, "taken over", null, event.seq);
         if (!runner) {
           const name = str(data.runnerId) ?? "runner";
           const epoch = data.epoch === undefined ? "" : ` · epoch ${String(data.epoch)}`;
@@ -75,47 +81,51 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
         }
         break;
       }
-      case "run.stalled":
+      case ControlEventType.RUN_STALLED:
         closeRunner(t, "stalled", "no runner · stalled", event.seq);
         break;
-      case "run.recovering":
+      case ControlEventType.RUN_RECOVERING:
         closeRunner(t, "lost", "no runner · recovering", event.seq);
         break;
-      case "run.finished":
+      case ControlEventType.RUN_FINISHED:
         closeRunner(t, undefined, null, event.seq);
         if (gap) gap.end = t;
         gap = null;
         break;
-      case "RUN_STARTED":
+      case AguiEventType.RUN_STARTED:
         if (turn) turn.end = t;
         turns += 1;
         turn = open({ kind: "turn", label: `#${turns}`, start: t, end: null, seq: event.seq });
         break;
-      case "RUN_FINISHED":
-      case "RUN_ERROR":
+      case AguiEventType.RUN_FINISHED:
+      case AguiEventType.RUN_ERROR:
         if (turn) {
           turn.end = t;
-          if (event.type === "RUN_ERROR") turn.outcome = "error";
+          if (event.type === AguiEventType.RUN_ERROR) turn.outcome = "error";
           turn = null;
         }
         break;
-      case "approval.requested": {
+      case AgentEventType.APPROVAL_REQUESTED: {
         const id = str(data.requestId) ?? String(event.seq);
         approvals.set(id, open({ kind: "approval", label: `approval ${id}`, start: t, end: null, seq: event.seq }));
         break;
       }
-      case "approval.resolved":
-      case "approval.expired": {
+      case ControlEventType.APPROVAL_RESOLVED:
+      case ControlEventType.APPROVAL_EXPIRED: {
         const span = approvals.get(str(data.requestId) ?? "");
         if (span && span.end === null) {
           span.end = t;
           span.outcome =
-            event.type === "approval.expired" ? "expired" : data.decision === "approve" ? "approved" : "denied";
+            event.type === ControlEventType.APPROVAL_EXPIRED
+              ? "expired"
+              : data.decision === "approve"
+                ? "approved"
+                : "denied";
         }
         break;
       }
       default:
-        if (event.type.startsWith("TOOL_CALL_")) {
+        if (event.type.startsWith(AguiEventFamily.TOOL_CALL)) {
           const id = str(data.toolCallId);
           if (!id) break;
           let span = tools.get(id);
@@ -124,7 +134,7 @@ export function buildWaterfall(events: readonly RunEvent[], now: number, ended: 
             span = open({ kind: "tool", label: name, start: t, end: null, seq: event.seq });
             tools.set(id, span);
           }
-          if (event.type === "TOOL_CALL_RESULT") span.end = t;
+          if (event.type === AguiEventType.TOOL_CALL_RESULT) span.end = t;
         }
     }
   }

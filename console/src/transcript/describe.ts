@@ -1,4 +1,4 @@
-import type { RunEvent } from "../../../src/protocol/index.ts";
+import { AgentEventType, AguiEventType, ControlEventType, type RunEvent } from "../../../src/protocol/index.ts";
 import { type Fields, fields } from "../fields.ts";
 import { statusLabel } from "../status.tsx";
 
@@ -39,12 +39,12 @@ export interface Context {
 export function describe(event: RunEvent, context: Context = {}): Summary {
   const data = fields(event.data);
   switch (event.type) {
-    case "run.created": {
+    case ControlEventType.RUN_CREATED: {
       const agent = typeof data.agent === "string" ? data.agent : str(fields(data.agent).name);
       const prompt = str(fields(data.input).prompt);
       return withDetail(`Run created${agent ? ` for ${agent}` : ""}`, "neutral", prompt && clip(prompt));
     }
-    case "run.claimed": {
+    case ControlEventType.RUN_CLAIMED: {
       const unknown = Number(data.unknownCommands ?? 0);
       const previous = Number(data.previousEpoch ?? 0);
       const takeover =
@@ -56,32 +56,32 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
         [takeover, note].filter(Boolean).join(" · ") || undefined,
       );
     }
-    case "run.stalled":
+    case ControlEventType.RUN_STALLED:
       return withDetail(`Runner stalled · epoch ${str(data.epoch) ?? "?"}`, "warn", str(data.reason));
-    case "run.resumed":
+    case ControlEventType.RUN_RESUMED:
       return { title: `Runner resumed · epoch ${str(data.epoch) ?? "?"}`, tone: "good" };
-    case "run.recovering":
+    case ControlEventType.RUN_RECOVERING:
       return withDetail(`Recovering · ${str(data.mode) ?? "?"}`, "warn", str(data.reason));
-    case "run.recovery.automatic":
+    case ControlEventType.RUN_RECOVERY_AUTOMATIC:
       return withDetail(
         `Automatic recovery ${str(data.attempt) ?? "?"} of ${str(data.maxRecoveries) ?? "?"} · ${str(data.mode) ?? "?"}`,
         "warn",
         str(data.reason) ?? "no operator needed: the pool assigns the next start to a host",
       );
-    case "run.recovery.decided":
+    case ControlEventType.RUN_RECOVERY_DECIDED:
       return withDetail(`Recovery decided · ${str(data.action) ?? "?"}`, "neutral", str(data.commandId));
-    case "run.generation.started": {
+    case ControlEventType.RUN_GENERATION_STARTED: {
       const session = fields(data.nativeSession);
       const from = session.id ? `resumes ${str(session.provider) ?? ""} ${str(session.id)}`.trim() : "starts over";
       return withDetail(`Generation ${str(data.generation) ?? "?"} · ${str(data.mode) ?? ""}`, "good", from);
     }
-    case "run.checkpoint":
+    case ControlEventType.RUN_CHECKPOINT:
       return withDetail(
         `Checkpoint · generation ${str(data.generation) ?? "?"} up to #${str(data.sourceSeq) ?? "?"}`,
         "neutral",
         [str(data.bytes) && `${str(data.bytes)} bytes`, str(data.digest)].filter(Boolean).join(" · ") || undefined,
       );
-    case "run.finished": {
+    case ControlEventType.RUN_FINISHED: {
       const outcome = fields(data.outcome);
       const status = str(outcome.status) ?? "finished";
       const error = fields(outcome.error);
@@ -89,12 +89,12 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
       const tone = status === "succeeded" ? "good" : status === "cancelled" ? "neutral" : "bad";
       return withDetail(`Run finished · ${statusLabel(status)}`, tone, detail && clip(detail, 400));
     }
-    case "command.queued": {
+    case ControlEventType.COMMAND_QUEUED: {
       const detail =
         str(data.text) ?? str(data.reason) ?? (data.requestId ? `request ${str(data.requestId)}` : undefined);
       return withDetail(commandTitle(data), "neutral", detail && clip(detail));
     }
-    case "command.acked": {
+    case ControlEventType.COMMAND_ACKED: {
       const state = str(data.state) ?? "acked";
       const tone = state === "rejected" ? "bad" : state === "applied" ? "good" : "neutral";
       const commandId = str(data.commandId) ?? "";
@@ -105,7 +105,7 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
       if (commandId === "~cancel") return { title: `Cancel ${state} by the runner`, tone };
       return withDetail(`Command ${state}`, tone, commandId.startsWith("~") ? undefined : commandId || undefined);
     }
-    case "approval.requested": {
+    case AgentEventType.APPROVAL_REQUESTED: {
       const what = [data.tool ?? data.toolName, data.command ?? data.input ?? data.action]
         .map((part) => (part === undefined || part === null ? undefined : summaryOf(part)))
         .filter((part) => part !== undefined)
@@ -117,29 +117,29 @@ export function describe(event: RunEvent, context: Context = {}): Summary {
         clip([what, reason && `(${reason})`].filter(Boolean).join(" ")) || undefined,
       );
     }
-    case "approval.resolved":
+    case ControlEventType.APPROVAL_RESOLVED:
       return withDetail(
         `Approval ${data.decision === "approve" ? "approved" : "denied"} · ${str(data.requestId) ?? "?"}`,
         data.decision === "approve" ? "good" : "bad",
         str(data.reason),
       );
-    case "approval.expired":
+    case ControlEventType.APPROVAL_EXPIRED:
       return withDetail(`Approval expired, denied · ${str(data.requestId) ?? "?"}`, "warn", str(data.reason));
-    case "RUN_STARTED":
+    case AguiEventType.RUN_STARTED:
       return withDetail("Turn started", "neutral", str(data.runId) ?? str(data.threadId));
-    case "RUN_FINISHED": {
+    case AguiEventType.RUN_FINISHED: {
       const outcome = str(fields(data.outcome).type) ?? "success";
       const title =
         outcome === "success" ? "Turn finished" : `Turn ${outcome === "cancelled" ? "cancelled" : "interrupted"}`;
       return withDetail(title, outcome === "success" ? "good" : "warn", summaryOf(data.result));
     }
-    case "agent.session":
+    case AgentEventType.AGENT_SESSION:
       return withDetail(`Session ${str(data.provider) ?? "?"}`, "neutral", str(data.id));
-    case "STEP_STARTED":
+    case AguiEventType.STEP_STARTED:
       return { title: `Step started · ${str(data.stepName) ?? "?"}`, tone: "neutral" };
-    case "STEP_FINISHED":
+    case AguiEventType.STEP_FINISHED:
       return { title: `Step finished · ${str(data.stepName) ?? "?"}`, tone: "neutral" };
-    case "RUN_ERROR":
+    case AguiEventType.RUN_ERROR:
       return withDetail(str(data.message) ?? "The agent reported an error", "bad", str(data.code));
     default:
       return { title: event.type, tone: "neutral" };

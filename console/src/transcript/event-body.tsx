@@ -1,3 +1,4 @@
+import { AguiEventType } from "../../../src/protocol/index.ts";
 import { describe } from "./describe.ts";
 import { JumpLink } from "./jump.tsx";
 import type { EventRow } from "./model.ts";
@@ -7,7 +8,7 @@ import { inline, nativeLabel, nativeOf } from "./native.ts";
 
 function RawBody({ row }: { row: EventRow }) {
   const data = (row.event.data ?? null) as { name?: unknown; value?: unknown; source?: unknown } | null;
-  if (row.event.type === "CUSTOM" && typeof data?.name === "string") {
+  if (row.event.type === AguiEventType.CUSTOM && typeof data?.name === "string") {
     return (
       <div class="raw-event">
         <code class="raw-type">CUSTOM</code>
@@ -17,7 +18,7 @@ function RawBody({ row }: { row: EventRow }) {
     );
   }
   // RAW: what the agent printed, named (a method, a message type) and shown as it came.
-  const isRaw = row.event.type === "RAW";
+  const isRaw = row.event.type === AguiEventType.RAW;
   const native = isRaw ? nativeOf(row.event) : undefined;
   const label = isRaw ? nativeLabel(native) : "";
   return (

@@ -1,4 +1,4 @@
-import type { RunEvent } from "../../../src/protocol/index.ts";
+import { AguiEventType, type RunEvent } from "../../../src/protocol/index.ts";
 import { clip, fields } from "@agent-run/client/transcript";
 
 export { clip, inline, toolHeadline } from "@agent-run/client/transcript";
@@ -14,7 +14,7 @@ const text = (value: unknown): string | undefined => (typeof value === "string" 
 /** The native message an event was built from, if the adapter kept it. */
 export function nativeOf(event: RunEvent): unknown {
   const data = fields(event.data);
-  return event.type === "RAW" ? data.event : data.rawEvent;
+  return event.type === AguiEventType.RAW ? data.event : data.rawEvent;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Component } from "preact";
+import { AguiEventType } from "../../../src/protocol/index.ts";
 import { useState } from "preact/hooks";
 import { clockTime } from "../format.ts";
 import { MessageBody, ReasoningBody, ToolBody } from "./bodies.tsx";
@@ -103,7 +104,10 @@ function RowBody({ row }: { row: Row }) {
 
 /** RUN_STARTED and RUN_FINISHED frame a turn: they are drawn as its edges. */
 function turnEdge(row: Row): boolean {
-  return row.kind === "lifecycle" && (row.event.type === "RUN_STARTED" || row.event.type === "RUN_FINISHED");
+  return (
+    row.kind === "lifecycle" &&
+    (row.event.type === AguiEventType.RUN_STARTED || row.event.type === AguiEventType.RUN_FINISHED)
+  );
 }
 
 function RowViewInner({ row, target, onCopyLink }: RowProps) {

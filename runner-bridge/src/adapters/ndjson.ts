@@ -1,4 +1,4 @@
-import type { CommandFrame } from "../../../src/protocol/index.ts";
+import { type CommandFrame, ControlEventType } from "../../../src/protocol/index.ts";
 import { ndjsonEvents } from "./agui/ndjson-events.ts";
 import { exitOutcome } from "./common.ts";
 import type { Adapter, CommandPlan, LineResult } from "./types.ts";
@@ -37,7 +37,7 @@ export function ndjsonAdapter(): Adapter {
         case "approval": {
           if (!cmd.requestId || !cmd.decision) return { kind: "reject", reason: "approval without requestId/decision" };
           const line: Record<string, unknown> = {
-            type: "approval.resolved",
+            type: ControlEventType.APPROVAL_RESOLVED,
             requestId: cmd.requestId,
             decision: cmd.decision,
           };
