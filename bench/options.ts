@@ -14,6 +14,7 @@ export const MEASUREMENT_IDS = [
   "pools",
   "list",
   "storm",
+  "linger",
 ];
 export const TARGET_NAMES = ["serve", "dev", "ref-file", "ref-mem"] as const;
 

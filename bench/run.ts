@@ -18,6 +18,7 @@
 import os from "node:os";
 import { printCost } from "./cost-model.ts";
 import { measureCounts } from "./measure-counts.ts";
+import { measureLinger, printLinger } from "./measure-linger.ts";
 import { measureStorm, planStorm } from "./measure-storm.ts";
 import { measureList, printList } from "./measure-list.ts";
 import { measurePools, printPools } from "./measure-pools.ts";
@@ -97,6 +98,11 @@ async function main(): Promise<void> {
     printPools(await measurePools(targets.at(-1) as Target));
   }
   if (options.only.has("list")) printList(await measureList());
+  if (options.only.has("linger")) {
+    // The real runner-bridge against serve only: what its --linger-ms costs a viewer.
+    await start("serve-linger", () => startServe());
+    printLinger(await measureLinger(targets.at(-1) as Target, options.rounds));
+  }
   if (options.only.has("storm")) {
     // Before serve starts, so that its workerd inherits the open-files limit (bench/measure-storm.ts).
     const plan = planStorm(options.stormSockets);
