@@ -150,6 +150,7 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
   while (!server.output().includes(`serving ${url}`)) {
     if (server.exited() || Date.now() > deadline) {
       await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
       throw new Error(`npm run serve did not start on ${url}:\n${server.output().slice(-3000)}`);
     }
     await sleep(100);
@@ -158,6 +159,7 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
     ? null
     : await startServeFloor().catch(async (error: Error) => {
         await server.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
         throw error;
       });
   const name = meter ? "serve-meter" : "serve";
