@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { freePort } from "../test/support/wrangler-dev.ts";
+import { connectInspector } from "./inspector.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { type CpuProfile, printSummary, summarize } from "./profile-summary.ts";
 import { startServe } from "./servers-ours.ts";
@@ -18,34 +19,6 @@ const { values } = parseArgs({
 const measurement = ALL_MEASUREMENTS.find((m) => m.id === values.workload);
 if (!measurement) throw new Error(`--workload: one of ${ALL_MEASUREMENTS.map((m) => m.id).join(", ")}`);
 
-/** A minimal Chrome DevTools protocol client. */
-async function connect(url: string) {
-  const ws = new WebSocket(url);
-  await new Promise<void>((resolve, reject) => {
-    ws.addEventListener("open", () => resolve());
-    ws.addEventListener("error", () => reject(new Error(`inspector ${url} did not open`)));
-  });
-  let nextId = 0;
-  const pending = new Map<number, (result: unknown) => void>();
-  ws.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-    if (message.id !== undefined) pending.get(message.id)?.(message.error ? { error: message.error } : message.result);
-  });
-  const send = <T>(method: string, params: Record<string, unknown> = {}): Promise<T> => {
-    nextId += 1;
-    const id = nextId;
-    ws.send(JSON.stringify({ id, method, params }));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`inspector: no answer to ${method}`)), 60_000);
-      pending.set(id, (result) => {
-        clearTimeout(timer);
-        resolve(result as T);
-      });
-    });
-  };
-  return { send, close: () => ws.close() };
-}
-
 const inspector = `127.0.0.1:${await freePort()}`;
 const target = await startServe({ inspector });
 try {
@@ -53,7 +26,7 @@ try {
   const list = (await (await fetch(`http://${inspector}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
   const debuggerUrl = list[0]?.webSocketDebuggerUrl;
   if (!debuggerUrl) throw new Error(`no inspector target on ${inspector}`);
-  const cdp = await connect(debuggerUrl);
+  const cdp = await connectInspector(debuggerUrl);
   await measurement.run(target, 0.1); // warm-up: JIT, first objects
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });

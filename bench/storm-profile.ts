@@ -7,39 +7,12 @@
  */
 import { parseArgs } from "node:util";
 import { freePort } from "../test/support/wrangler-dev.ts";
+import { connectInspector } from "./inspector.ts";
 import { measureStorm } from "./measure-storm.ts";
 import { type CpuProfile, printSummary, summarize } from "./profile-summary.ts";
 import { startServe } from "./servers-ours.ts";
 import { sleep } from "./sleep.ts";
 import { printStorm } from "./storm-report.ts";
-
-/** A minimal Chrome DevTools protocol client (as bench/profile.ts has; that file runs on import). */
-async function connectInspector(url: string) {
-  const ws = new WebSocket(url);
-  await new Promise<void>((resolve, reject) => {
-    ws.addEventListener("open", () => resolve());
-    ws.addEventListener("error", () => reject(new Error(`inspector ${url} did not open`)));
-  });
-  let nextId = 0;
-  const pending = new Map<number, (result: unknown) => void>();
-  ws.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-    if (message.id !== undefined) pending.get(message.id)?.(message.error ? { error: message.error } : message.result);
-  });
-  const send = <T>(method: string, params: Record<string, unknown> = {}): Promise<T> => {
-    nextId += 1;
-    const id = nextId;
-    ws.send(JSON.stringify({ id, method, params }));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`inspector: no answer to ${method}`)), 60_000);
-      pending.set(id, (result) => {
-        clearTimeout(timer);
-        resolve(result as T);
-      });
-    });
-  };
-  return { send, close: () => ws.close() };
-}
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
