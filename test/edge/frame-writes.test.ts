@@ -1,6 +1,18 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { allEvents, call, createRun, DAY, getRun, json, runObject, shiftLogTimes, timers, travel } from "./helpers.ts";
+import {
+  allEvents,
+  call,
+  createRun,
+  DAY,
+  expectStallAtLease,
+  getRun,
+  json,
+  runObject,
+  shiftLogTimes,
+  timerDue,
+  travel,
+} from "./helpers.ts";
 import { agentEvent, claim } from "./sockets.ts";
 
 const LONG = 40 * DAY;
@@ -77,12 +89,6 @@ async function runnerRow(runId: string): Promise<{ epoch: number; last_seq: numb
   );
 }
 
-async function dueOf(runId: string, kind: string): Promise<number> {
-  const timer = (await timers(runId)).find((t) => t.kind === kind);
-  if (!timer) throw new Error(`the run has no ${kind} timer`);
-  return timer.due_at;
-}
-
 describe("a frame of events writes its block and nothing else", () => {
   it("rows written per 100-event frame: one, and no alarm set", async () => {
     const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 60_000, idleMs: 600_000 } });
@@ -137,21 +143,21 @@ describe("the idle deadline, judged against the last runner event when it falls 
   it("an event after the claim puts the timeout idleMs after the event, exactly, across a restart", async () => {
     const { run, runnerToken } = await createRun({ timeouts: { idleMs: 10_000, heartbeatMs: LONG } });
     const { runner, epoch } = await claim(run.id, runnerToken);
-    const claimedIdle = await dueOf(run.id, "idle");
+    const claimedIdle = await timerDue(run.id, "idle");
     await travel(run.id, 4_000);
     runner.send({ type: "events", epoch, events: [agentEvent(1)] });
     await runner.next("ack");
     const eventAt = (await allEvents(run.id)).at(-1);
     expect(eventAt).toMatchObject({ source: "runner", sourceSeq: 1 });
     // The frame left the stored deadline where the claim put it (4 s ago, on the travelled scale).
-    expect(await dueOf(run.id, "idle")).toBe(claimedIdle - 4_000);
+    expect(await timerDue(run.id, "idle")).toBe(claimedIdle - 4_000);
 
     await evictDurableObject(runObject(run.id), { webSockets: "close" });
     // At the claim's deadline the alarm finds the event 6 s old: it stores the exact deadline.
     await travel(run.id, 6_000);
     expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
     expect((await getRun(run.id)).status).toBe("running");
-    const due = await dueOf(run.id, "idle");
+    const due = await timerDue(run.id, "idle");
     expect(due).toBeGreaterThan(Date.now() + 3_000);
     expect(due).toBeLessThanOrEqual(Date.now() + 4_000);
 
@@ -197,18 +203,9 @@ describe("the lease after a batch, judged against the last runner event when it 
     await travel(run.id, 6_000);
     expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
     expect((await getRun(run.id)).status).toBe("running");
-    const due = await dueOf(run.id, "lease");
+    const due = await timerDue(run.id, "lease");
     expect(due).toBeGreaterThan(Date.now() + 3_000);
     expect(due).toBeLessThanOrEqual(Date.now() + 4_000);
-    await travel(run.id, due - Date.now() - 1_000);
-    expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
-    expect((await getRun(run.id)).status).toBe("running");
-    await travel(run.id, 1_000);
-    expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
-    expect((await getRun(run.id)).status).toBe("stalled");
-    expect((await allEvents(run.id)).at(-1)).toMatchObject({
-      type: "run.stalled",
-      data: { epoch, reason: "heartbeat lease expired" },
-    });
+    await expectStallAtLease(run.id, due, epoch);
   });
 });

@@ -117,6 +117,27 @@ export async function advance(runId: string, ms: number): Promise<void> {
   if (!(await runDurableObjectAlarm(runObject(runId)))) throw new Error("the run's alarm did not run");
 }
 
+/** When the run's `kind` timer is due; throws when it has none. */
+export async function timerDue(runId: string, kind: string): Promise<number> {
+  const timer = (await timers(runId)).find((t) => t.kind === kind);
+  if (!timer) throw new Error(`the run has no ${kind} timer`);
+  return timer.due_at;
+}
+
+/** One second before the stored lease `due` the alarm finds nothing due; at it, the run stalls. */
+export async function expectStallAtLease(runId: string, due: number, epoch: number): Promise<void> {
+  await travel(runId, due - Date.now() - 1_000);
+  expect(await runDurableObjectAlarm(runObject(runId))).toBe(true);
+  expect((await getRun(runId)).status).toBe("running");
+  await travel(runId, 1_000);
+  expect(await runDurableObjectAlarm(runObject(runId))).toBe(true);
+  expect((await getRun(runId)).status).toBe("stalled");
+  expect((await allEvents(runId)).at(-1)).toMatchObject({
+    type: "run.stalled",
+    data: { epoch, reason: "heartbeat lease expired" },
+  });
+}
+
 export async function timers(runId: string): Promise<Array<{ kind: string; ref: string; due_at: number }>> {
   return runInDurableObject(runObject(runId), (_instance, state) =>
     state.storage.sql

@@ -1,6 +1,6 @@
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { allEvents, createRun, getRun, runObject, timers, travel } from "./helpers.ts";
+import { createRun, expectStallAtLease, getRun, runObject, timerDue, travel } from "./helpers.ts";
 import { claim } from "./sockets.ts";
 
 const HEARTBEAT_MS = 60_000;
@@ -25,12 +25,6 @@ async function pass(runId: string, ms: number): Promise<void> {
     const earliest = state.storage.sql.exec<{ due: number }>("SELECT MIN(due_at) AS due FROM timers").one().due;
     await state.storage.setAlarm(earliest);
   });
-}
-
-async function leaseDue(runId: string): Promise<number> {
-  const lease = (await timers(runId)).find((t) => t.kind === "lease");
-  if (!lease) throw new Error("the run has no lease timer");
-  return lease.due_at;
 }
 
 describe("heartbeats write the lease once per lease period, not once each", () => {
@@ -67,25 +61,15 @@ describe("heartbeats write the lease once per lease period, not once each", () =
       runner.send({ type: "heartbeat", epoch });
       await runner.settle();
     }
-    const due = await leaseDue(run.id);
+    const due = await timerDue(run.id, "lease");
     // Stored times are moved back by travel instead of the clock going forward: the exact lease
     // of the last heartbeat is lastHeartbeat + HEARTBEAT_MS on the same scale as `due`.
     expect(due).toBeGreaterThanOrEqual(lastHeartbeat + HEARTBEAT_MS);
     expect(due).toBeLessThanOrEqual(lastHeartbeat + 2 * HEARTBEAT_MS);
 
     await evictDurableObject(runObject(run.id), { webSockets: "close" });
-    expect(await leaseDue(run.id)).toBe(due);
+    expect(await timerDue(run.id, "lease")).toBe(due);
 
-    // One second before the stored lease the alarm finds nothing due; at it, the run stalls.
-    await travel(run.id, due - Date.now() - 1_000);
-    expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
-    expect((await getRun(run.id)).status).toBe("running");
-    await travel(run.id, 1_000);
-    expect(await runDurableObjectAlarm(runObject(run.id))).toBe(true);
-    expect((await getRun(run.id)).status).toBe("stalled");
-    expect((await allEvents(run.id)).at(-1)).toMatchObject({
-      type: "run.stalled",
-      data: { epoch, reason: "heartbeat lease expired" },
-    });
+    await expectStallAtLease(run.id, due, epoch);
   });
 });
