@@ -147,6 +147,12 @@ export class RunSockets {
     return this.ctx.getWebSockets("viewer");
   }
 
+  /** Hibernatable viewers past their replay: those that take live frames. */
+  private liveViewers(): WebSocket[] {
+    const viewers = this.viewers();
+    return this.replaying.size === 0 ? viewers : viewers.filter((ws) => !this.replaying.has(ws));
+  }
+
   /** The runner socket holding the current claim, if it is connected. */
   currentRunner(epoch: number): WebSocket | null {
     if (epoch === 0) return null;
@@ -171,19 +177,23 @@ export class RunSockets {
    * log's tail after it, where each live viewer's backlog now ends.
    */
   deliver(effects: Effects, epoch: number, status: RunStatus, tail: LogPosition): void {
-    let viewers = this.viewers().filter((ws) => !this.replaying.has(ws));
+    // Most operations (heartbeats, acks, claims) reach no viewer: list the sockets only when one does.
+    const viewers = effects.appended.length > 0 || effects.statusChanged ? this.liveViewers() : [];
     if (effects.appended.length > 0) {
       // JSON.stringify of the frame, from each event's JSON as it was stored.
       const frame = `{"type":"events","events":[${effects.appended.map(eventJson).join(",")}]}`;
-      viewers = viewers.filter((ws) => {
+      // One pass per event, per viewer: bound check, send, and keep it for the status frames below.
+      let kept = 0;
+      for (const ws of viewers) {
         // A viewer first counted now (the object woke from hibernation) starts at this tail.
         if (!this.flows.trySend(ws, tail.pos, tail.pos)) {
           this.closeBehind(ws, `over ${this.flows.maxBacklog} bytes sent past your last ack`);
-          return false;
+          continue;
         }
         sendRaw(ws, frame);
-        return true;
-      });
+        viewers[kept++] = ws;
+      }
+      viewers.length = kept;
     }
     const runner = this.currentRunner(epoch);
     if (runner) for (const frame of effects.runnerFrames) send(runner, frame);
