@@ -10,7 +10,7 @@ import { RunMachine } from "./run-machine.ts";
 import type { RunLimits } from "./run-limits.ts";
 import { RunSockets } from "./sockets/run-sockets.ts";
 import { RunLog } from "./run-log.ts";
-import { checkRunToken, type PresentedToken } from "./token-store.ts";
+import { checkRunToken, type PresentedToken, TokenVerdicts } from "./token-store.ts";
 
 /** Carries a Failure out of a transaction so the transaction rolls back. */
 class Refused extends Error {
@@ -36,6 +36,8 @@ export class RunOperations implements RunHost {
   private readonly tenantIndex: (tenant: string) => TenantIndexApi;
   private readonly deliver: Deliver;
   /** One outbox delivery at a time; `flushAgain` asks the running one for another pass. */
+  /** The tokens' verdicts as last read, forgotten by any write that revokes (token-store.ts). */
+  private readonly tokenVerdicts = new TokenVerdicts();
   private flushing = false;
   private flushAgain = false;
 
@@ -67,8 +69,12 @@ export class RunOperations implements RunHost {
     } catch (error) {
       if (error instanceof Refused) return error.failure;
       throw error;
+    } finally {
+      // A revocation (a purge too, below) is seen by the next check: nothing is awaited in between.
+      if (machine.tokens.revoked) this.tokenVerdicts.forget();
     }
     const run = machine.run();
+    if (run?.purgedAt != null) this.tokenVerdicts.forget();
     if (run) this.sockets.deliver(machine.effects, run.epoch, run.status, machine.log.tail() ?? LOG_START);
     if (machine.effects.appended.length > 0 || machine.effects.statusChanged) this.waiters.notify();
     await armAlarm(this.storage);
@@ -111,8 +117,9 @@ export class RunOperations implements RunHost {
     return ok(step(machine));
   }
 
+  /** Whether a token may still act on the run, from the verdicts kept in memory (TokenVerdicts). */
   checkToken(token: PresentedToken): Result<null> {
-    return checkRunToken(this.storage.sql, token, Date.now());
+    return this.tokenVerdicts.check(this.storage.sql, token, Date.now());
   }
 
   /**
@@ -122,7 +129,8 @@ export class RunOperations implements RunHost {
   operateOnLiveAs<T>(token: PresentedToken | null, step: (machine: RunMachine) => Result<T>): Promise<Result<T>> {
     return this.operateOnLive((machine) => {
       if (token) {
-        const valid = this.checkToken(token);
+        // Read from storage inside the write, as everything the write judges by.
+        const valid = checkRunToken(this.storage.sql, token, Date.now());
         if (!valid.ok) return valid;
       }
       return step(machine);

@@ -112,6 +112,8 @@ class TokenStore {
 export class RunTokens {
   private readonly store: TokenStore;
   private readonly now: number;
+  /** True once this write revoked a token: the object's TokenVerdicts are then forgotten. */
+  revoked = false;
 
   constructor(sql: SqlStorage, now: number) {
     this.store = new TokenStore(sql);
@@ -123,11 +125,13 @@ export class RunTokens {
   }
 
   revoke(tokenId: string): Result<{ revokedAt: number }> {
+    this.revoked = true;
     return this.store.revoke(tokenId, this.now);
   }
 
   /** Revokes every token of the run; answers how many live ones had ids. */
   revokeAll(): number {
+    this.revoked = true;
     return this.store.revokeAll(this.now);
   }
 }
@@ -135,4 +139,53 @@ export class RunTokens {
 /** Whether a presented token may still act on the run, at `now` (read outside or inside a write). */
 export function checkRunToken(sql: SqlStorage, token: PresentedToken, now: number): Result<null> {
   return new TokenStore(sql).check(token, now);
+}
+
+/**
+ * What the object last read of the tokens its sockets present, so a socket's token is not read
+ * from storage on every frame: each token id whose row was live (not revoked), with the row's
+ * expiry, and whether tokens without ids were still honoured. Only revoking changes a verdict
+ * (a row's expiry is fixed when it is minted), and every revocation is a write of this object,
+ * which forgets them all as it commits (RunOperations.operate: a token revoked, all of them, an
+ * assignment taken back, a purge). Expiry is judged by the clock at every check. Memory is empty
+ * after an eviction, so the first check after a wake reads storage.
+ */
+export class TokenVerdicts {
+  private readonly live = new Map<string, number>();
+  private legacyLive = false;
+
+  /** Whether a presented token may still act on the run, as checkRunToken answers. */
+  check(sql: SqlStorage, token: PresentedToken, now: number): Result<null> {
+    if (token.tokenId === null) {
+      if (!this.legacyLive) {
+        const valid = checkRunToken(sql, token, now);
+        // Refused for expiry alone: tokens without ids are still honoured.
+        if (valid.ok || valid.code === "unauthorized") this.legacyLive = true;
+        return valid;
+      }
+      return token.exp <= now ? fail("unauthorized", "token expired") : ok(null);
+    }
+    const expiresAt = this.live.get(token.tokenId);
+    if (expiresAt === undefined) return this.read(sql, token.tokenId, token.exp, now);
+    return Math.min(expiresAt, token.exp) <= now ? fail("unauthorized", "token expired") : ok(null);
+  }
+
+  private read(sql: SqlStorage, tokenId: string, exp: number, now: number): Result<null> {
+    const row = sql
+      .exec<{ expires_at: number; revoked_at: number | null }>(
+        "SELECT expires_at, revoked_at FROM run_tokens WHERE token_id = ?",
+        tokenId,
+      )
+      .toArray()[0];
+    // No row: revoked with the whole run, or never minted here.
+    if (!row || row.revoked_at !== null) return fail("token_revoked", "this token was revoked");
+    this.live.set(tokenId, row.expires_at);
+    return Math.min(row.expires_at, exp) <= now ? fail("unauthorized", "token expired") : ok(null);
+  }
+
+  /** A revocation was written: every verdict is read from storage again. */
+  forget(): void {
+    this.live.clear();
+    this.legacyLive = false;
+  }
 }

@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.ts";
 import { CLOSE_CREDENTIAL } from "../../src/protocol/index.ts";
@@ -228,11 +228,17 @@ describe("revoked and expired tokens on open sockets", () => {
     json(await call(`/v1/runs/${runId}/tokens`, { method: "POST", json: body }), 201);
   const revoke = async (runId: string, tokenId: string) =>
     json(await call(`/v1/runs/${runId}/tokens/${tokenId}`, { method: "DELETE" }), 200);
-  /** The token's stored expiry passes, as time would. */
-  const expire = (runId: string, tokenId: string) =>
-    runInDurableObject(runObject(runId), (_instance, state) => {
+  /**
+   * The token's stored expiry passes, as time would. The object keeps a live token's stored
+   * expiry in memory (a row's expiry never changes once minted), so it is evicted too, its
+   * sockets hibernated: the next frame reads the row again.
+   */
+  const expire = async (runId: string, tokenId: string) => {
+    await runInDurableObject(runObject(runId), (_instance, state) => {
       state.storage.sql.exec("UPDATE run_tokens SET expires_at = ? WHERE token_id = ?", Date.now() - 1, tokenId);
     });
+    await evictDurableObject(runObject(runId), { webSockets: "hibernate" });
+  };
 
   it("an interacting viewer's socket closes the moment its token is revoked; its approval never lands", async () => {
     const run = await liveRun();
