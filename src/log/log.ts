@@ -199,8 +199,13 @@ export class LogCore {
    * once and each body is a view of the whole, so a block takes its span without a copy per entry.
    */
   appendTexts(entries: readonly { text: string; time: number; producer: ProducerClaim | null }[]): LogPosition {
-    const joined = encoder.encode(entries.map((entry) => entry.text).join(""));
-    const sizes = entries.map((entry) => utf8Length(entry.text));
+    const texts = entries.map((entry) => entry.text);
+    const joined = encoder.encode(texts.join(""));
+    let units = 0;
+    for (const text of texts) units += text.length;
+    // As many bytes as UTF-16 units: every unit is ASCII (anything else takes 2 bytes or more),
+    // so each text's size is its length, without looking for non-ASCII in each.
+    const sizes = units === joined.byteLength ? texts.map((text) => text.length) : texts.map(utf8Length);
     // Texts that end and start in halves of one surrogate pair would encode differently joined.
     if (sizes.reduce((total, size) => total + size, 0) !== joined.byteLength)
       return this.appendEach(
