@@ -34,40 +34,6 @@ export function eventJson(event: RunEvent): string {
   return text;
 }
 
-/**
- * JSON.stringify of a runner event as toEvents builds it (keys seq, epoch, source, sourceSeq,
- * generation, type, data, time, then agentTime when set), written out around the two values that
- * need it: stringify's walk of the fixed keys was a third of its time. Null when a value is not
- * one this form is exact for (a number not a safe integer, a time not made by toISOString, data
- * JSON leaves out); the caller then stringifies. test/edge/event-json.test.ts compares both.
- */
-export function runnerEventJson(event: RunEvent): string | null {
-  const { seq, epoch, sourceSeq, generation, type, data, time, agentTime } = event;
-  if (!safeIntegers(seq, epoch, sourceSeq, generation) || !isoTime(time)) return null;
-  if (agentTime !== undefined && !isoTime(agentTime)) return null;
-  const dataJson = JSON.stringify(data);
-  if (dataJson === undefined) return null;
-  const head = `{"seq":${seq},"epoch":${epoch},"source":"runner","sourceSeq":${sourceSeq},"generation":${generation},"type":`;
-  const tail = agentTime === undefined ? `"}` : `","agentTime":"${agentTime}"}`;
-  return `${head}${JSON.stringify(type)},"data":${dataJson},"time":"${time}${tail}`;
-}
-
-function safeIntegers(...values: unknown[]): boolean {
-  for (const value of values) if (!Number.isSafeInteger(value)) return false;
-  return true;
-}
-
-/** What toISOString makes: digits, a sign, -, :, ., T and Z, none of which JSON escapes. */
-const ISO_TIME = /^[+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-// A frame's events share one time: the last one matched is not matched again.
-let lastIsoTime = "1970-01-01T00:00:00.000Z";
-function isoTime(value: unknown): value is string {
-  if (value === lastIsoTime) return true;
-  if (typeof value !== "string" || !ISO_TIME.test(value)) return false;
-  lastIsoTime = value;
-  return true;
-}
-
 /** A stored log entry is the event's JSON, byte for byte what viewers and stream readers get. */
 export function decodeEvent(body: Uint8Array): RunEvent {
   return JSON.parse(decoder.decode(body)) as RunEvent;
@@ -183,10 +149,6 @@ export class RunLog {
               time: lastIso,
             };
       if (draft.agentTime != null) event.agentTime = new Date(draft.agentTime).toISOString();
-      if (event.source === "runner") {
-        const text = runnerEventJson(event);
-        if (text !== null) serialised.set(event, text);
-      }
       return event;
     });
   }
