@@ -116,6 +116,17 @@ interface RawRun extends Record<string, SqlStorageValue> {
   auto_recoveries: number;
 }
 
+/**
+ * The run's status and purge time, or null before it exists: what an operation's delivery needs
+ * after its commit, without the rest of the row and the JSON columns load() parses.
+ */
+export function readRunStatus(sql: SqlStorage): { status: RunStatus; purgedAt: number | null } | null {
+  const raw = sql
+    .exec<{ status: string; purged_at: number | null }>("SELECT status, purged_at FROM run WHERE singleton = 1")
+    .toArray()[0];
+  return raw ? { status: raw.status as RunStatus, purgedAt: raw.purged_at } : null;
+}
+
 /** The run row as it is, for reads outside a RunMachine (the index sync, the log as a stream). */
 export function readRun(sql: SqlStorage, log: RunLog = new RunLog(sql)): RunRow | null {
   return new RunStore(sql, log).load();
