@@ -87,6 +87,18 @@ export function utf8Length(text: string): number {
 }
 const NON_ASCII = /[\u0080-\uffff]/;
 
+/**
+ * The last entry's stamp when one producer stamped every entry (a runner's frame): after such an
+ * append that settled no other producer's row, the last block is that producer's and ends at the
+ * new tail, so the log's state and that producer's are known without reading them again.
+ */
+function soleProducerStamp(entries: readonly BlockEntry[]): ProducerClaim | null {
+  const stamp = entries[entries.length - 1]?.producer;
+  if (!stamp) return null;
+  for (const entry of entries) if (entry.producer?.producerId !== stamp.producerId) return null;
+  return stamp;
+}
+
 /** The tail: the last block's end, or the stored one when the log has no block. */
 function tailOf(row: RawState): LogPosition {
   return row.block_seq === null
@@ -182,15 +194,27 @@ export class LogCore {
     if (!state) throw new Error("log not initialised");
     let last = state.block_producer;
     const time = entries[0]?.time ?? 0;
+    let settled = false;
+    let tail: LogPosition | undefined;
+    const stamp = soleProducerStamp(entries);
+    const before = stamp ? this.producers.known(stamp.producerId) : undefined;
     try {
-      return writeBlocks(this.sql, tailOf(state), entries, (producerId) => {
+      tail = writeBlocks(this.sql, tailOf(state), entries, (producerId) => {
         // The block before this one may be new: read the producer afresh.
         this.producers.forget();
-        if (last !== null && last !== producerId) this.producers.settle(last, time);
+        if (last !== null && last !== producerId) {
+          this.producers.settle(last, time);
+          settled = true;
+        }
         last = producerId;
       });
+      return tail;
     } finally {
       this.written();
+      if (this.memo && tail && stamp && !settled) {
+        this.remembered = { ...state, block_seq: tail.seq, block_pos: tail.pos, block_producer: stamp.producerId };
+        this.producers.appended(stamp, before);
+      }
     }
   }
 

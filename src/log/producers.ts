@@ -74,9 +74,19 @@ export function judgeProducer(
   return { kind: "accepted", state: { epoch: current.epoch, lastSeq: claim.seq } };
 }
 
-interface ProducerRead {
+export interface ProducerRead {
   row: ProducerState | null;
   state: ProducerState | null;
+}
+
+/**
+ * A producer's state given its row and the last block's stamp of it. A stamp is newer than the
+ * row when it has a later epoch, or the same epoch and a later seq (a server-side bump writes the
+ * row with a later epoch than the stamps before it).
+ */
+function stateWith(row: ProducerState | null, epoch: number, seq: number): ProducerState | null {
+  const newer = row === null || epoch > row.epoch || (epoch === row.epoch && seq > row.lastSeq);
+  return newer ? { epoch, lastSeq: seq } : row;
 }
 
 interface RawProducer extends Record<string, SqlStorageValue> {
@@ -114,6 +124,22 @@ export class ProducerTable {
     this.remembered?.clear();
   }
 
+  /**
+   * The log was written and its last block is now stamped by `stamp`'s producer, up to `stamp`:
+   * that producer's state is what readStored would answer, from its row as remembered `before`
+   * the append (which writes no producer row). Everything else is forgotten.
+   */
+  appended(stamp: ProducerClaim, before: ProducerRead | undefined): void {
+    this.forget();
+    if (!before || !this.remembered) return;
+    this.remembered.set(stamp.producerId, { row: before.row, state: stateWith(before.row, stamp.epoch, stamp.seq) });
+  }
+
+  /** What is remembered of `producerId`, if anything: its row, kept by appended() across an append. */
+  known(producerId: string): ProducerRead | undefined {
+    return this.remembered?.get(producerId);
+  }
+
   /** The stored row and the state it stands for (the row, or the last block's newer stamp). */
   private read(producerId: string): ProducerRead {
     const known = this.remembered?.get(producerId);
@@ -134,12 +160,7 @@ export class ProducerTable {
       .one();
     const row = raw.epoch === null ? null : { epoch: raw.epoch, lastSeq: raw.last_seq ?? 0 };
     const stamp = lastStamp(raw.stamps);
-    // A stamp is newer than the row when it has a later epoch, or the same epoch and a later seq
-    // (a server-side bump writes the row with a later epoch than the stamps before it).
-    const newer =
-      stamp !== null &&
-      (row === null || stamp.epoch > row.epoch || (stamp.epoch === row.epoch && stamp.seq > row.lastSeq));
-    return { row, state: newer ? { epoch: stamp.epoch, lastSeq: stamp.seq } : row };
+    return { row, state: stamp === null ? row : stateWith(row, stamp.epoch, stamp.seq) };
   }
 
   get(producerId: string): ProducerState | null {
