@@ -10,6 +10,11 @@ export async function readLimitedBody(request: Request, maxBytes: number): Promi
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) return tooLarge();
   if (!request.body) return { ok: true, value: new Uint8Array(0) };
+  // A declared length bounds what the runtime lets the body carry: read it whole, natively.
+  if (request.headers.has("content-length")) {
+    const whole = new Uint8Array(await request.arrayBuffer());
+    return whole.byteLength > maxBytes ? tooLarge() : { ok: true, value: whole };
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

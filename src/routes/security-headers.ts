@@ -9,8 +9,19 @@ export function securityHeaders(): MiddlewareHandler {
   return async (c, next) => {
     await next();
     if (c.res.status === 101) return;
-    const headers = new Headers(c.res.headers);
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!headers.has(name)) headers.set(name, value);
-    c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
+    // Responses built here have mutable headers; one passed through from elsewhere may not.
+    try {
+      addMissing(c.res.headers);
+    } catch {
+      const headers = new Headers(c.res.headers);
+      addMissing(headers);
+      c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
+    }
   };
+}
+
+const SECURITY_ENTRIES = Object.entries(SECURITY_HEADERS);
+
+function addMissing(headers: Headers): void {
+  for (const [name, value] of SECURITY_ENTRIES) if (!headers.has(name)) headers.set(name, value);
 }

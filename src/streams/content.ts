@@ -1,3 +1,4 @@
+import { utf8Length } from "../log/log.ts";
 import { fail, ok, type Result } from "../protocol/index.ts";
 
 /** Content types, JSON mode and body splitting for Durable Streams. */
@@ -29,26 +30,32 @@ export function isTextType(contentType: string): boolean {
 }
 
 const encoder = new TextEncoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * JSON mode: validates the body and flattens one level of array, one message per element, each
  * re-serialised compactly. `allowEmpty`: an empty array is a valid PUT body but not a POST body.
+ * The messages are encoded together, once, and handed out as views of that one buffer.
  */
 function jsonMessages(body: Uint8Array, allowEmpty: boolean): Result<Uint8Array[]> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+    parsed = JSON.parse(strictUtf8.decode(body));
   } catch {
     return fail("invalid_request", "the body is not valid JSON");
   }
   const values = Array.isArray(parsed) ? parsed : [parsed];
   if (values.length === 0 && !allowEmpty) return fail("invalid_request", "an empty JSON array appends nothing");
+  const texts = values.map((value) => JSON.stringify(value));
+  const joined = encoder.encode(texts.join(""));
   const messages: Uint8Array[] = [];
-  for (const value of values) {
-    const bytes = encoder.encode(JSON.stringify(value));
-    if (bytes.byteLength > MAX_ENTRY_BYTES)
+  let at = 0;
+  for (const text of texts) {
+    const size = utf8Length(text);
+    if (size > MAX_ENTRY_BYTES)
       return fail("payload_too_large", `a JSON message is limited to ${MAX_ENTRY_BYTES} bytes`);
-    messages.push(bytes);
+    messages.push(joined.subarray(at, at + size));
+    at += size;
   }
   return ok(messages);
 }
