@@ -316,18 +316,29 @@ export class LogCore {
 
   /**
    * Entries after `from`, bounded by `limits` (at least one entry when there is one), as their
-   * bodies joined by `separator`. Without a separator each block's span is copied at once.
+   * bodies joined by `separator`, between `around`'s two texts (a JSON array's brackets: written
+   * into the same buffer, so a page of megabytes is not copied again to wrap it). Without a
+   * separator each block's span is copied at once.
    */
-  readJoined(from: LogPosition, limits: ReadLimits, separator: string): JoinedPage {
+  readJoined(
+    from: LogPosition,
+    limits: ReadLimits,
+    separator: string,
+    around: readonly [string, string] = ["", ""],
+  ): JoinedPage {
     const tail = this.mustState().tail;
-    if (from.seq >= tail.seq) return { body: new Uint8Array(0), count: 0, next: from, upToDate: from.seq === tail.seq };
-    const { spans, count, next } = this.spans(from, limits, false);
+    const [open, close] = around.map((text) => encoder.encode(text)) as [Uint8Array, Uint8Array];
+    const found = from.seq < tail.seq ? this.spans(from, limits, false) : { spans: [], count: 0, next: from };
+    const { spans, count, next } = found;
     const gap = encoder.encode(separator);
-    let size = gap.byteLength * Math.max(0, count - 1);
+    let size = open.byteLength + close.byteLength + gap.byteLength * Math.max(0, count - 1);
     for (const span of spans) size += startOf(span.ends, span.to) - startOf(span.ends, span.from);
     const body = new Uint8Array(size);
-    let offset = 0;
+    body.set(open, 0);
+    let offset = open.byteLength;
     let joined = 0;
+    // One separator byte (JSON's comma) is stored directly: a page may join 100,000 entries.
+    const gapByte = gap.byteLength === 1 ? (gap[0] as number) : -1;
     for (const { bodies, ends, from: first, to } of spans) {
       if (gap.byteLength === 0) {
         const part = bodies.subarray(startOf(ends, first), startOf(ends, to));
@@ -337,7 +348,8 @@ export class LogCore {
       }
       for (let index = first; index < to; index++) {
         if (joined > 0) {
-          body.set(gap, offset);
+          if (gapByte >= 0) body[offset] = gapByte;
+          else body.set(gap, offset);
           offset += gap.byteLength;
         }
         joined += 1;
@@ -346,6 +358,7 @@ export class LogCore {
         offset += part.byteLength;
       }
     }
+    body.set(close, offset);
     return { body, count, next, upToDate: next.seq === tail.seq };
   }
 

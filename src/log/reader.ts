@@ -68,29 +68,19 @@ export function readPage(
   if (resolved.kind === "beyond_tail")
     return { kind: "bad_offset", message: "the offset is past the end of the stream" };
   if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
-  const page = log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, json ? "," : "");
+  const page = json
+    ? log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, ",", ["[", "]"])
+    : log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, "");
   const { closed } = log.mustState();
   return {
     kind: "read",
     start: encodeOffset(resolved.position),
     next: encodeOffset(page.next),
-    body: json ? jsonArray(page.body) : page.body,
+    body: page.body,
     count: page.count,
     upToDate: page.upToDate,
     closedAtEnd: closed && page.upToDate,
   };
-}
-
-const OPEN = 0x5b; // [
-const CLOSE = 0x5d; // ]
-
-/** Comma-joined JSON messages as one JSON array. */
-function jsonArray(joined: Uint8Array): Uint8Array {
-  const out = new Uint8Array(joined.byteLength + 2);
-  out[0] = OPEN;
-  out.set(joined, 1);
-  out[out.byteLength - 1] = CLOSE;
-  return out;
 }
 
 /** A read that found nothing new in a log that is still open: worth waiting for an append. */
