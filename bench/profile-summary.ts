@@ -38,6 +38,9 @@ export interface Summary {
   byLine: [string, number][];
 }
 
+/** The most one sample is credited with (5× the 200 µs interval bench/profile.ts sets). */
+const MAX_SAMPLE_US = 1000;
+
 export function summarize(profile: CpuProfile, buildDir: string | null): Summary {
   const mapFile = buildDir ? path.join(buildDir, "worker.js.map") : null;
   const map = mapFile && fs.existsSync(mapFile) ? new SourceMap(JSON.parse(fs.readFileSync(mapFile, "utf8"))) : null;
@@ -46,8 +49,11 @@ export function summarize(profile: CpuProfile, buildDir: string | null): Summary
   /** A line's first token: column 0 is often whitespace mapped to the previous statement. */
   const firstColumn = (line: number) => Math.max(0, (bundle[line] ?? "").search(/\S/));
   const selfMs = new Map<number, number>();
+  // workerd's sampler takes no samples while the isolate is idle, and the next sample's delta spans
+  // the whole idle gap (up to seconds): credited in full, it lands on whatever ran next.
   profile.samples.forEach((id, i) => {
-    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+    const deltaUs = Math.min(profile.timeDeltas[i] ?? 0, MAX_SAMPLE_US);
+    selfMs.set(id, (selfMs.get(id) ?? 0) + deltaUs / 1000);
   });
   const original = (line: number, column: number): { source: string; line: number } | null => {
     const entry = map?.findEntry(line, column);
