@@ -36,9 +36,9 @@ export class RunOperations implements RunHost {
   private readonly waiters: LogWaiters;
   private readonly tenantIndex: (tenant: string) => TenantIndexApi;
   private readonly deliver: Deliver;
-  /** One outbox delivery at a time; `flushAgain` asks the running one for another pass. */
   /** The tokens' verdicts as last read, forgotten by any write that revokes (token-store.ts). */
   private readonly tokenVerdicts = new TokenVerdicts();
+  /** One outbox delivery at a time; `flushAgain` asks the running one for another pass. */
   private flushing = false;
   private flushAgain = false;
 

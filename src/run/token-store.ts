@@ -18,6 +18,13 @@ export interface PresentedToken {
   exp: number;
 }
 
+const revoked = () => fail("token_revoked", "this token was revoked");
+
+/** A live token is honoured until the earlier of its own expiry and its row's (none without an id). */
+function unexpired(now: number, exp: number, storedExpiry = Number.POSITIVE_INFINITY): Result<null> {
+  return Math.min(storedExpiry, exp) <= now ? fail("unauthorized", "token expired") : ok(null);
+}
+
 class TokenStore {
   private readonly sql: SqlStorage;
 
@@ -54,23 +61,26 @@ class TokenStore {
 
   /** Whether a presented token may still act on the run. */
   check(token: PresentedToken, now: number): Result<null> {
-    const expired = fail("unauthorized", "token expired");
     if (token.tokenId === null) {
       const run = this.sql
         .exec<{ revoked: number | null }>("SELECT legacy_tokens_revoked_at AS revoked FROM run WHERE singleton = 1")
         .toArray()[0];
-      if (run && run.revoked !== null) return fail("token_revoked", "this token was revoked");
-      return token.exp <= now ? expired : ok(null);
+      if (run && run.revoked !== null) return revoked();
+      return unexpired(now, token.exp);
     }
+    const expiresAt = this.liveExpiry(token.tokenId);
+    return expiresAt === null ? revoked() : unexpired(now, token.exp, expiresAt);
+  }
+
+  /** The stored expiry of a token id still live, or null: revoked, revoked with the whole run, or never minted here. */
+  liveExpiry(tokenId: string): number | null {
     const row = this.sql
       .exec<{ expires_at: number; revoked_at: number | null }>(
         "SELECT expires_at, revoked_at FROM run_tokens WHERE token_id = ?",
-        token.tokenId,
+        tokenId,
       )
       .toArray()[0];
-    // No row: revoked with the whole run, or never minted here.
-    if (!row || row.revoked_at !== null) return fail("token_revoked", "this token was revoked");
-    return Math.min(row.expires_at, token.exp) <= now ? expired : ok(null);
+    return !row || row.revoked_at !== null ? null : row.expires_at;
   }
 
   /** Revokes one token; repeating it answers the first revocation's time. */
@@ -163,24 +173,16 @@ export class TokenVerdicts {
         if (valid.ok || valid.code === "unauthorized") this.legacyLive = true;
         return valid;
       }
-      return token.exp <= now ? fail("unauthorized", "token expired") : ok(null);
+      return unexpired(now, token.exp);
     }
-    const expiresAt = this.live.get(token.tokenId);
-    if (expiresAt === undefined) return this.read(sql, token.tokenId, token.exp, now);
-    return Math.min(expiresAt, token.exp) <= now ? fail("unauthorized", "token expired") : ok(null);
-  }
-
-  private read(sql: SqlStorage, tokenId: string, exp: number, now: number): Result<null> {
-    const row = sql
-      .exec<{ expires_at: number; revoked_at: number | null }>(
-        "SELECT expires_at, revoked_at FROM run_tokens WHERE token_id = ?",
-        tokenId,
-      )
-      .toArray()[0];
-    // No row: revoked with the whole run, or never minted here.
-    if (!row || row.revoked_at !== null) return fail("token_revoked", "this token was revoked");
-    this.live.set(tokenId, row.expires_at);
-    return Math.min(row.expires_at, exp) <= now ? fail("unauthorized", "token expired") : ok(null);
+    let expiresAt = this.live.get(token.tokenId);
+    if (expiresAt === undefined) {
+      const stored = new TokenStore(sql).liveExpiry(token.tokenId);
+      if (stored === null) return revoked();
+      expiresAt = stored;
+      this.live.set(token.tokenId, stored);
+    }
+    return unexpired(now, token.exp, expiresAt);
   }
 
   /** A revocation was written: every verdict is read from storage again. */
