@@ -88,6 +88,17 @@ export function utf8Length(text: string): number {
 const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
+ * Each text's UTF-8 size, given the size of all of them encoded together: when that equals their
+ * UTF-16 units, every unit is ASCII (anything else takes 2 bytes or more) and each size is its
+ * length, without looking for non-ASCII in each.
+ */
+export function utf8Sizes(texts: readonly string[], joinedBytes: number): number[] {
+  let units = 0;
+  for (const text of texts) units += text.length;
+  return units === joinedBytes ? texts.map((text) => text.length) : texts.map(utf8Length);
+}
+
+/**
  * The last entry's stamp when one producer stamped every entry (a runner's frame): after such an
  * append that settled no other producer's row, the last block is that producer's and ends at the
  * new tail, so the log's state and that producer's are known without reading them again.
@@ -225,11 +236,7 @@ export class LogCore {
   appendTexts(entries: readonly { text: string; time: number; producer: ProducerClaim | null }[]): LogPosition {
     const texts = entries.map((entry) => entry.text);
     const joined = encoder.encode(texts.join(""));
-    let units = 0;
-    for (const text of texts) units += text.length;
-    // As many bytes as UTF-16 units: every unit is ASCII (anything else takes 2 bytes or more),
-    // so each text's size is its length, without looking for non-ASCII in each.
-    const sizes = units === joined.byteLength ? texts.map((text) => text.length) : texts.map(utf8Length);
+    const sizes = utf8Sizes(texts, joined.byteLength);
     // Texts that end and start in halves of one surrogate pair would encode differently joined.
     if (sizes.reduce((total, size) => total + size, 0) !== joined.byteLength)
       return this.appendEach(

@@ -68,9 +68,9 @@ export function readPage(
   if (resolved.kind === "beyond_tail")
     return { kind: "bad_offset", message: "the offset is past the end of the stream" };
   if (resolved.kind === "unknown") return { kind: "bad_offset", message: "the offset does not belong to this stream" };
-  const page = json
-    ? log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, ",", ["[", "]"])
-    : log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, "");
+  // JSON mode: the messages as one JSON array; bytes: the entries back to back.
+  const [separator, around] = json ? JSON_PAGE : BYTES_PAGE;
+  const page = log.readJoined(resolved.position, { ...LOG_READ_LIMITS, maxBytes }, separator, around);
   const { closed } = log.mustState();
   return {
     kind: "read",
@@ -82,6 +82,9 @@ export function readPage(
     closedAtEnd: closed && page.upToDate,
   };
 }
+
+const JSON_PAGE = [",", ["[", "]"]] as const;
+const BYTES_PAGE = ["", ["", ""]] as const;
 
 /** A read that found nothing new in a log that is still open: worth waiting for an append. */
 function nothingYet(result: ReadResult): boolean {

@@ -1,4 +1,4 @@
-import { utf8Length } from "../log/log.ts";
+import { utf8Sizes } from "../log/log.ts";
 import { fail, ok, type Result } from "../protocol/index.ts";
 
 /** Content types, JSON mode and body splitting for Durable Streams. */
@@ -50,8 +50,7 @@ function jsonMessages(body: Uint8Array, allowEmpty: boolean): Result<Uint8Array[
   const joined = encoder.encode(texts.join(""));
   const messages: Uint8Array[] = [];
   let at = 0;
-  for (const text of texts) {
-    const size = utf8Length(text);
+  for (const size of utf8Sizes(texts, joined.byteLength)) {
     if (size > MAX_ENTRY_BYTES)
       return fail("payload_too_large", `a JSON message is limited to ${MAX_ENTRY_BYTES} bytes`);
     messages.push(joined.subarray(at, at + size));
