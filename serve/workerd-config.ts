@@ -2,8 +2,9 @@
  * The workerd config (Cap'n Proto text, schema: node_modules/workerd/workerd.capnp) for the built
  * bundle: the worker with its Durable Object namespaces on a local-disk storage service (SQLite
  * files plus the alarm schedule), text bindings read from workerd's environment (so secrets never
- * land in a file), and, when the config has assets, a small router worker in front that serves the
- * asset directory and hands the rest to the worker.
+ * land in a file), and, when the config has assets, a small router worker that serves the asset
+ * directory: in front of the worker when some paths reach assets first, or only behind the
+ * worker's ASSETS binding when `run_worker_first = true` (then a request crosses one isolate, not two).
  */
 import type { WorkerSpec } from "./worker-spec.ts";
 
@@ -88,7 +89,7 @@ using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
   services = ${list(services, "  ")},
-  sockets = [(name = "http", address = ${text(layout.address)}, http = (), service = ${assets ? '"router"' : '"main"'})],
+  sockets = [(name = "http", address = ${text(layout.address)}, http = (), service = ${assets && assets.runWorkerFirst !== true ? '"router"' : '"main"'})],
 );
 
 const mainWorker :Workerd.Worker = (

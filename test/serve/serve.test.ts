@@ -44,6 +44,29 @@ describe("npm run serve (production bundle on plain workerd)", () => {
     expect(workerd).not.toMatch(/compatibility flag|warning/i);
   });
 
+  it("serves the console through the worker's ASSETS binding", async () => {
+    const url = (server as ServeProcess).url;
+    const page = await fetch(`${url}/`, { headers: { accept: "text/html" }, signal: AbortSignal.timeout(10_000) });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await page.text()).toBe(
+      fs.readFileSync(path.resolve(import.meta.dirname, "../../console/dist/index.html"), "utf8"),
+    );
+    const missing = await fetch(`${url}/no-such-file.js`, { signal: AbortSignal.timeout(10_000) });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("answers a socket's permessage-deflate offer without the extension, on the runner and the watch socket", async () => {
+    const run = await createRun(target());
+    const base = (server as ServeProcess).url;
+    for (const route of [`/v1/runs/${run.runId}/runner`, `/v1/runs/${run.runId}/watch?after=0`]) {
+      const token = route.endsWith("runner") ? run.runnerToken : run.viewerToken;
+      const answer = await upgradeHeaders(`${base}${route}`, token);
+      expect(answer, route).toEqual({ status: 101, extensions: undefined });
+    }
+  });
+
   it("fires a run's claim timer from its alarm", async () => {
     await claimTimerFires(target());
   });
@@ -197,3 +220,30 @@ describe("npm run serve with [assets]", () => {
     await createClaimStreamWatch({ url: (server as ServeProcess).url, apiKey: SERVE_API_KEY });
   });
 });
+
+/** The answer to a WebSocket upgrade that offers permessage-deflate: its status and headers. */
+function upgradeHeaders(url: string, token: string): Promise<{ status: number; extensions: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, {
+      timeout: 10_000,
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-extensions": "permessage-deflate; client_max_window_bits",
+        authorization: `Bearer ${token}`,
+      },
+    });
+    req.on("upgrade", (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 0, extensions: res.headers["sec-websocket-extensions"] });
+    });
+    req.on("response", (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, extensions: res.headers["sec-websocket-extensions"] });
+    });
+    req.on("timeout", () => req.destroy(new Error(`no answer to the upgrade of ${url} in 10 s`)));
+    req.on("error", reject);
+  });
+}
