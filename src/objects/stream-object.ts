@@ -5,6 +5,7 @@ import { type ReadRequest, type ReadResult, readOrWait, readPage, type StreamInf
 import { LogWaiters } from "../log/waiters.ts";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import { DEFAULT_CONTENT_TYPE, isJsonType, splitBody } from "../streams/content.ts";
+import { serveStreamRead } from "../streams/read-responses.ts";
 import { beginFork, forkPage } from "../streams/fork-source.ts";
 import { createFork, type ForkHost } from "../streams/forking.ts";
 import {
@@ -100,6 +101,11 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
       request.waitMs,
     );
     return result.kind === "gone" || result.kind === "not_found" ? this.settled(result) : result;
+  }
+
+  /** A catch-up read as HTTP (StreamApi.fetch): the same answer the worker would build from read(). */
+  override async fetch(request: Request): Promise<Response> {
+    return serveStreamRead(this.env, this, request, new URL(request.url));
   }
 
   async describe(): Promise<Result<StreamInfo>> {

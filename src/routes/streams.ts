@@ -2,7 +2,13 @@ import { streamStub } from "../objects/stubs.ts";
 import { MAX_APPEND_BYTES } from "../streams/content.ts";
 import { BASE_HEADERS, streamFailure, streamResponse, streamTenant } from "../streams/http.ts";
 import { serveStreamHead, serveStreamRead } from "../streams/read-responses.ts";
-import { parseAppendHeaders, parseCreateHeaders, parseForkHeaders, parseStreamPath } from "../streams/request.ts";
+import {
+  parseAppendHeaders,
+  parseCreateHeaders,
+  parseForkHeaders,
+  parseReadQuery,
+  parseStreamPath,
+} from "../streams/request.ts";
 import type { StreamApi } from "../streams/stream-api.ts";
 import { appendResponse, createResponse } from "../streams/write-responses.ts";
 import { fail, ok, type Result, STREAM_ROUTE_PREFIX } from "../protocol/index.ts";
@@ -90,8 +96,13 @@ rawRoute(streams, targeted(STREAM_ROUTES.append), async (c: Context<StreamEnv>) 
 // Hono routes HEAD to GET handlers; the request keeps its method.
 headRoute(streams, STREAM_ROUTES.describe);
 rawRoute(streams, targeted(STREAM_ROUTES.read), async (c: Context<StreamEnv>) => {
-  if (c.req.method === "HEAD") return serveStreamHead(c.var.stream.stub);
-  return serveStreamRead(c.env, c.var.stream.stub, c.req.raw, new URL(c.req.url));
+  const { stub } = c.var.stream;
+  if (c.req.method === "HEAD") return serveStreamHead(stub);
+  const url = new URL(c.req.url);
+  // A catch-up page is answered by the object as HTTP; live reads loop or wait here.
+  const query = parseReadQuery(url);
+  if (query.ok && query.value.live === "none") return stub.fetch(c.req.raw);
+  return serveStreamRead(c.env, stub, c.req.raw, url);
 });
 
 rawRoute(streams, targeted(STREAM_ROUTES.remove), async (c: Context<StreamEnv>) => {

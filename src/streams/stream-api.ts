@@ -14,6 +14,11 @@ export interface StreamApi {
   append(request: AppendRequest): Promise<Result<AppendVerdict>>;
   /** GET: a page from an offset, waiting at the tail when asked to. */
   read(request: ReadRequest): Promise<ReadResult>;
+  /**
+   * GET of a catch-up read (no `live`), answered whole as HTTP: the page crosses from the object
+   * as the response body, one copy fewer than an RPC value (a 3 MB page: about 1 ms).
+   */
+  fetch(request: Request): Promise<Response>;
   /** HEAD: what the stream is, without counting as an access (HEAD does not extend a TTL). */
   describe(): Promise<Result<StreamInfo>>;
   /** DELETE. */

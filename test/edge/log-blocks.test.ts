@@ -117,10 +117,20 @@ function compare(log: LogCore, model: readonly ModelEntry[], probe: number): str
       const next = positions[start + want.length] as LogPosition;
       if (!ok || page.next.pos !== next.pos || page.next.seq !== next.seq || page.upToDate !== (next.seq === tail.seq))
         found.push(`read from ${start} ${JSON.stringify(limits)}`);
-      for (const separator of ["", ","]) {
-        const joined = log.readJoined(from, limits, separator);
+      const joins: [string, [string, string]][] = [
+        ["", ["", ""]],
+        [",", ["[", "]"]],
+        ["<->", ["", ""]],
+      ];
+      for (const [separator, around] of joins) {
+        const joined = log.readJoined(from, limits, separator, around);
         const parts = want.map((seq) => [...(model[seq - 1] as ModelEntry).body]);
-        const expected = parts.flatMap((part, index) => (index === 0 ? part : [44, ...part].slice(separator ? 0 : 1)));
+        const bytes = (text: string) => [...new TextEncoder().encode(text)];
+        const expected = [
+          ...bytes(around[0]),
+          ...parts.flatMap((part, index) => (index === 0 ? part : [...bytes(separator), ...part])),
+          ...bytes(around[1]),
+        ];
         if (
           joined.count !== want.length ||
           !same(joined.body, new Uint8Array(expected)) ||
