@@ -47,6 +47,34 @@ describe("per-run storage quota", () => {
   }, 20_000);
 });
 
+describe("per-run storage quota in UTF-8 bytes", () => {
+  it("counts multibyte text by its bytes: a batch that fits in UTF-16 units but not in bytes is refused", async () => {
+    const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 600_000 } });
+    const { runner, epoch } = await claim(run.id, runnerToken);
+    const utf8 = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+    const send = async (events: unknown[]) => {
+      runner.send({ type: "events", epoch, events });
+      return runner.next(["ack", "error"]);
+    };
+    // ASCII filler up to about 640 KB below the quota.
+    const fillers = [...Array.from({ length: 7 }, () => 1_000_000), 750_000];
+    for (const [index, size] of fillers.entries()) {
+      const answer = await send([agentEvent(index + 1, "TOOL_CALL_RESULT", { content: "x".repeat(size) })]);
+      expect(answer).toMatchObject({ type: "ack", highestSourceSeq: index + 1 });
+    }
+    const before = await allEvents(run.id);
+    const room = EDGE_LIMITS.logBytes - before.reduce<number>((sum, e) => sum + utf8(e), 0);
+    // About 307 K UTF-16 units, 921 KB of UTF-8 ("€" is 3 bytes): fits the room by units, not by bytes.
+    const euro = agentEvent(fillers.length + 1, "TOOL_CALL_RESULT", { content: "€".repeat(300 * KiB) });
+    expect(JSON.stringify(euro).length + 300).toBeLessThan(room);
+    expect(utf8(euro)).toBeGreaterThan(room);
+    expect(await send([euro])).toMatchObject({ type: "error", code: "quota_exceeded" });
+    const after = await allEvents(run.id);
+    expect(after.filter((e) => e.source === "runner")).toHaveLength(fillers.length);
+    expect(await getRun(run.id)).toMatchObject({ status: "failed", outcome: { error: { code: "quota_exceeded" } } });
+  }, 30_000);
+});
+
 describe("claim-rate bound", () => {
   it("past CLAIMS_PER_MINUTE a hello is refused rate_limited and closed 1013; the holder keeps the run", async () => {
     const { run, runnerToken } = await createRun({ timeouts: { heartbeatMs: 600_000 } });
