@@ -1,6 +1,6 @@
 import type { ErrorCode } from "./errors.ts";
 import { MAX_JSON_DEPTH } from "./limits.ts";
-import { fail, ok, type Result } from "./result.ts";
+import { type Failure, fail, ok, type Result } from "./result.ts";
 
 /**
  * True when `text` nests arrays and objects deeper than `limit`. Scans the text without parsing
@@ -41,13 +41,32 @@ function closingQuote(text: string, open: number): number {
 }
 
 /**
+ * True when the parsed `value` nests arrays and objects deeper than `limit`: the same judgement
+ * nestsDeeperThan makes of the text, on a value JSON.parse made (its recursion stops at `limit`).
+ */
+export function valueNestsDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (limit <= 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (valueNestsDeeperThan(item, limit - 1)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (valueNestsDeeperThan(record[key], limit - 1)) return true;
+  return false;
+}
+
+/** The refusal of JSON nested deeper than MAX_JSON_DEPTH, with `code`. */
+export function tooDeepFailure(code: ErrorCode): Failure {
+  return fail(code, `JSON may nest at most ${MAX_JSON_DEPTH} levels of arrays and objects`);
+}
+
+/**
  * Parses one JSON body or frame: `invalid_json` when it is not JSON, `tooDeep` when it nests
  * deeper than MAX_JSON_DEPTH (checked first, so nothing deep is ever parsed).
  */
 export function parseJson(text: string, tooDeep: ErrorCode): Result<unknown> {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    return fail(tooDeep, `JSON may nest at most ${MAX_JSON_DEPTH} levels of arrays and objects`);
-  }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return tooDeepFailure(tooDeep);
   try {
     return ok(JSON.parse(text));
   } catch {

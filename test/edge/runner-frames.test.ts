@@ -1,8 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { INVALID } from "zod";
-import { MAX_BATCH_EVENTS } from "../../src/protocol/limits.ts";
-import { fastEventsFrame, RunnerFrame, RunnerFrameParser } from "../../src/protocol/runner.ts";
+import { parseJson } from "../../src/protocol/json.ts";
+import { MAX_BATCH_EVENTS, MAX_JSON_DEPTH } from "../../src/protocol/limits.ts";
+import { invalid, ok, type Result } from "../../src/protocol/result.ts";
+import { fastEventsFrame, parseRunnerFrameText, RunnerFrame, RunnerFrameParser } from "../../src/protocol/runner.ts";
 
 /**
  * The runner's `events` frame has a hand-written fast path in front of zod (src/protocol/runner.ts).
@@ -127,5 +129,73 @@ describe("the runner's events frame: the fast path and zod agree", () => {
     const input = JSON.parse('{"type":"events","epoch":1,"events":[{"sourceSeq":1,"type":"t","__proto__":{"x":1}}]}');
     expect(fastEventsFrame(input)).toBe(INVALID);
     expect(RunnerFrameParser.safeParse(input).success).toBe(false);
+  });
+});
+
+/** How a runner frame's text was judged before parseRunnerFrameText: depth scan, parse, then zod. */
+function judgedInOrder(text: string): Result<RunnerFrame> {
+  const json = parseJson(text, "invalid_frame");
+  if (!json.ok) return json;
+  const frame = RunnerFrameParser.safeParse(json.value);
+  return frame.success ? ok(frame.data) : invalid("invalid_frame", frame.error);
+}
+
+/** `levels` nested arrays (or objects) around `inner`. */
+function nested(levels: number, inner: unknown, asObjects: boolean): unknown {
+  let value = inner;
+  for (let i = 0; i < levels; i++) value = asObjects ? { k: value } : [value];
+  return value;
+}
+
+const nearTheBound = MAX_JSON_DEPTH - 3; // the frame, `events` and the event sit above data
+const deepData = fc
+  .tuple(fc.integer({ min: nearTheBound - 2, max: nearTheBound + 2 }), fc.boolean(), fc.jsonValue({ maxDepth: 1 }))
+  .map(([levels, asObjects, inner]) => nested(levels, inner, asObjects));
+
+const frameText = fc.oneof(
+  frame.map((value) => JSON.stringify(value)),
+  // Events whose data nests up to and past the bound, among shallow ones.
+  fc.tuple(fc.array(deepData, { minLength: 1, maxLength: 3 }), fc.integer({ min: 0, max: 2 })).map(([datas, shallow]) =>
+    JSON.stringify({
+      type: "events",
+      epoch: 1,
+      events: [
+        ...Array.from({ length: shallow }, (_, i) => ({ sourceSeq: i + 1, type: "t", data: { a: [1] } })),
+        ...datas.map((data, i) => ({ sourceSeq: shallow + i + 1, type: "t", data })),
+      ],
+    }),
+  ),
+  // Deep frames of other types and shapes, and deep or shallow text that is not JSON.
+  deepData.map((data) => JSON.stringify({ type: "complete", epoch: 1, outcome: { status: "succeeded", data } })),
+  deepData.map((data) =>
+    JSON.stringify({ type: "events", epoch: 1, events: [{ sourceSeq: 1, type: "t", extra: data }] }),
+  ),
+  deepData.map((data) => `${JSON.stringify(data).slice(0, -1)}`),
+  fc.string({ maxLength: 20 }),
+);
+
+describe("a runner frame's text: parsed first, depth judged on the parsed events", () => {
+  it("gives the verdict, value and error the depth scan, JSON.parse and zod gave in that order", () => {
+    let deepRefused = 0;
+    fc.assert(
+      fc.property(frameText, (text) => {
+        const now = parseRunnerFrameText(text);
+        expect(now).toEqual(judgedInOrder(text));
+        if (!now.ok && now.message.includes("levels of arrays")) deepRefused += 1;
+      }),
+      { numRuns: 3_000, seed: 21 },
+    );
+    expect(deepRefused).toBeGreaterThan(100);
+  });
+
+  it("refuses an events frame whose data passes the bound by one level, and takes it at the bound", () => {
+    const frameWith = (levels: number) =>
+      JSON.stringify({
+        type: "events",
+        epoch: 1,
+        events: [{ sourceSeq: 1, type: "t", data: nested(levels, 0, false) }],
+      });
+    expect(parseRunnerFrameText(frameWith(nearTheBound)).ok).toBe(true);
+    expect(parseRunnerFrameText(frameWith(nearTheBound + 1))).toMatchObject({ ok: false, code: "invalid_frame" });
   });
 });

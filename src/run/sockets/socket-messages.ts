@@ -6,8 +6,9 @@ import {
   MAX_FRAME_BYTES,
   ok,
   parseJson,
+  parseRunnerFrameText,
   type Result,
-  RunnerFrameParser,
+  type RunnerFrame,
   ViewerFrame,
 } from "../../protocol/index.ts";
 import type { RunHost } from "../host.ts";
@@ -32,6 +33,13 @@ export function parseFrame<S extends z.ZodType>(message: string | ArrayBuffer, s
   if (!json.ok) return json;
   const frame = schema.safeParse(json.value);
   return frame.success ? ok(frame.data) : invalid("invalid_frame", frame.error);
+}
+
+/** A runner socket's message as a frame (parseRunnerFrameText), refused first when too large. */
+export function parseRunnerFrame(message: string | ArrayBuffer): Result<RunnerFrame> {
+  if (byteLength(message) > MAX_FRAME_BYTES)
+    return fail("payload_too_large", `frames are limited to ${MAX_FRAME_BYTES} bytes`);
+  return parseRunnerFrameText(typeof message === "string" ? message : decoder.decode(message));
 }
 
 /**
@@ -60,7 +68,7 @@ async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuf
     }
   }
   if (attachment?.role === "runner") {
-    const frame = parseFrame(message, RunnerFrameParser);
+    const frame = parseRunnerFrame(message);
     if (!frame.ok) return sendFailure(ws, frame);
     // Sockets accepted before generations existed carry none: they served generation 1.
     const claim = { epoch: attachment.epoch, generation: attachment.generation ?? 1 };
