@@ -25,7 +25,9 @@ export const USAGE = `npm run bench -- [--only IDS] [--targets NAMES] [--rounds 
   --rounds N       rounds per measurement (default: BENCH_ROUNDS or 5)
   --quick          one round: to check that every row works, not to record numbers
                    (and a storm of 1,000 sockets instead of 10,000)
-  --storm-sockets N  sockets in the reconnect storm (default 10,000; BENCH_STORM_SOCKETS)`;
+  --storm-sockets N  sockets in the reconnect storm (default 10,000; BENCH_STORM_SOCKETS)
+  --baseline REF   also serve commit REF (a git worktree) as target "base", in the same rounds:
+                   the table adds its column and serve ÷ base`;
 
 export interface BenchOptions {
   only: Set<string>;
@@ -33,6 +35,8 @@ export interface BenchOptions {
   rounds: number;
   /** Sockets in the reconnect storm (`--only storm`). */
   stormSockets: number;
+  /** A commit to serve beside the work tree (`base`), or null. */
+  baseline: string | null;
 }
 
 function list(value: string | undefined, allowed: readonly string[], flag: string): Set<string> {
@@ -64,6 +68,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
       rounds: { type: "string" },
       quick: { type: "boolean" },
       "storm-sockets": { type: "string" },
+      baseline: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -75,5 +80,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions | "help" {
     targets: list(values.targets, TARGET_NAMES, "--targets"),
     rounds,
     stormSockets: stormSockets(values["storm-sockets"] ?? process.env.BENCH_STORM_SOCKETS, values.quick === true),
+    baseline: values.baseline ?? null,
   };
 }

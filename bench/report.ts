@@ -70,17 +70,21 @@ export function printTable(measurements: Measurement[], results: Results, rounds
     const samples = results.get(key)?.get(target);
     return samples && samples.length > 0 ? median(samples) : undefined;
   };
+  // A baseline commit (--baseline) gets its column and serve ÷ base at the end.
+  const withBase = [...results.values()].some((byTarget) => byTarget.has("base"));
   const lines = [
-    "| measurement | unit | serve | wrangler dev | reference (file) | reference (memory) | serve ÷ file | serve ÷ memory | dev ÷ file |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    `| measurement | unit | serve | wrangler dev | reference (file) | reference (memory) | serve ÷ file | serve ÷ memory | dev ÷ file |${withBase ? " baseline commit | serve ÷ base |" : ""}`,
+    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${withBase ? " ---: | ---: |" : ""}`,
   ];
   for (const m of measurements) {
     for (const row of m.rows) {
       if (!results.has(row.key)) continue;
-      const [serve, dev, file, mem] = ["serve", "dev", "ref-file", "ref-mem"].map((t) => value(row.key, t));
+      const [serve, dev, file, mem, base] = ["serve", "dev", "ref-file", "ref-mem", "base"].map((t) =>
+        value(row.key, t),
+      );
       const better = row.higherIsBetter ? "higher is better" : "lower is better";
       lines.push(
-        `| ${row.label} | ${row.unit} (${better}) | ${fmt(serve)} | ${fmt(dev)} | ${fmt(file)} | ${fmt(mem)} | ${ratio(serve, file)} | ${ratio(serve, mem)} | ${ratio(dev, file)} |`,
+        `| ${row.label} | ${row.unit} (${better}) | ${fmt(serve)} | ${fmt(dev)} | ${fmt(file)} | ${fmt(mem)} | ${ratio(serve, file)} | ${ratio(serve, mem)} | ${ratio(dev, file)} |${withBase ? ` ${fmt(base)} | ${ratio(serve, base)} |` : ""}`,
       );
     }
   }

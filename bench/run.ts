@@ -24,6 +24,7 @@ import { measureList, printList } from "./measure-list.ts";
 import { measurePools, printPools } from "./measure-pools.ts";
 import { ALL_MEASUREMENTS } from "./measurements.ts";
 import { parseBenchOptions, USAGE } from "./options.ts";
+import { checkOutBaseline } from "./baseline.ts";
 import { machine, printCounts, printServerErrors, printTable } from "./report.ts";
 import { runRounds } from "./rounds.ts";
 import { printStorm } from "./storm-report.ts";
@@ -42,8 +43,12 @@ const options = parsed;
 // Everything started is registered here, so every way out (end, error, Ctrl-C, time limit) stops it.
 const targets: Target[] = [];
 let stopping: Promise<void> | null = null;
+/** Run after the targets stop (a baseline's worktree). */
+const cleanups: (() => void)[] = [];
 function stopAll(): Promise<void> {
-  stopping ??= Promise.allSettled(targets.map((t) => t.stop())).then(() => undefined);
+  stopping ??= Promise.allSettled(targets.map((t) => t.stop())).then(() => {
+    for (const cleanup of cleanups) cleanup();
+  });
   return stopping;
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -82,6 +87,11 @@ async function main(): Promise<void> {
     if (options.targets.has("ref-file")) await start("ref-file", () => startReference("file"));
     if (options.targets.has("ref-mem")) await start("ref-mem", () => startReference("memory"));
     if (options.targets.has("serve")) await start("serve", () => startServe());
+    if (options.baseline) {
+      const baseline = checkOutBaseline(options.baseline);
+      cleanups.push(baseline.remove);
+      await start("base", () => startServe({ baseline }));
+    }
     if (options.targets.has("dev")) await start("dev", startDev);
     const results = await runRounds(measurements, [...targets], options.rounds);
     printTable(measurements, results, options.rounds);

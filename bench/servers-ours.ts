@@ -122,13 +122,19 @@ export async function startDev(): Promise<Target> {
   return ourTarget("dev", "ours under wrangler dev", url, server, dir, floor);
 }
 
-/** `meter`: the --meter build (counts only). `inspector`: host:port for workerd's inspector (profiles). */
-export async function startServe(options: { meter?: boolean; inspector?: string } = {}): Promise<Target> {
+/**
+ * `meter`: the --meter build (counts only). `inspector`: host:port for workerd's inspector
+ * (profiles). `baseline`: serve another commit's checkout (bench/baseline.ts) as target `base`.
+ */
+export async function startServe(
+  options: { meter?: boolean; inspector?: string; baseline?: { dir: string; commit: string } } = {},
+): Promise<Target> {
   const meter = options.meter ?? false;
+  const repo = options.baseline?.dir ?? REPO;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-serve-"));
   const port = await freePort();
   const args = [
-    path.join(REPO, "serve/main.ts"),
+    path.join(repo, "serve/main.ts"),
     "--port",
     String(port),
     "--data",
@@ -142,7 +148,7 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
     API_KEYS: `${BENCH_API_KEY}=alpha`,
     TOKEN_SECRET: `bench-${process.pid}-${Date.now()}`,
   };
-  const server = spawnServer(process.execPath, args, { cwd: REPO, env });
+  const server = spawnServer(process.execPath, args, { cwd: repo, env });
   const url = `http://127.0.0.1:${port}`;
   // Its own "serving" line, not a probe of ours: serve's readiness probe must have landed before
   // anything is measured (the meter counts it otherwise).
@@ -162,10 +168,14 @@ export async function startServe(options: { meter?: boolean; inspector?: string 
         fs.rmSync(dir, { recursive: true, force: true });
         throw error;
       });
-  const name = meter ? "serve-meter" : "serve";
+  const name = meter ? "serve-meter" : options.baseline ? "base" : "serve";
   return ourTarget(
     name,
-    meter ? "ours under npm run serve --meter" : "ours under npm run serve",
+    meter
+      ? "ours under npm run serve --meter"
+      : options.baseline
+        ? `ours at ${options.baseline.commit} under npm run serve`
+        : "ours under npm run serve",
     url,
     server,
     dir,

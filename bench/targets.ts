@@ -11,7 +11,7 @@ import { REPO } from "../test/support/wrangler-dev.ts";
 import { treeCpuMs, treeRss } from "./rss.ts";
 import { sleep } from "./sleep.ts";
 
-export type TargetName = "serve" | "dev" | "ref-file" | "ref-mem" | "serve-meter";
+export type TargetName = "serve" | "base" | "dev" | "ref-file" | "ref-mem" | "serve-meter";
 
 /** A one-line 404 worker on the same platform as one of ours: the per-request floor. */
 export interface Floor {
