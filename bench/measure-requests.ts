@@ -58,6 +58,16 @@ export const roundTrips: Measurement = {
   },
 };
 
+/** A POST of `body` to the floor worker's object (bench/floor-worker.js), which stores it. */
+async function floorStore(floorUrl: string, body: string): Promise<void> {
+  const res = await call("POST", `${floorUrl}/store`, {
+    body,
+    headers: { "content-type": "application/json" },
+    expect: [204],
+  });
+  await res.arrayBuffer();
+}
+
 export const sequentialSingle: Measurement = {
   id: "single",
   title: "sequential single appends",
@@ -68,40 +78,68 @@ export const sequentialSingle: Measurement = {
       unit: "ops/s",
       higherIsBetter: true,
     },
+    {
+      key: "singleFloor",
+      label:
+        "sequential single appends, the platform's floor: the same POSTs to a one-line worker that hands each body to a Durable Object storing it in one INSERT (`bench/floor-worker.js`; ours only)",
+      unit: "ops/s",
+      higherIsBetter: true,
+    },
   ],
   async run(target, scale) {
     const url = streamUrl(target, "single");
     await createJsonStream(url);
-    const n = count(400, scale);
-    const limitMs = 10_000;
-    const start = performance.now();
-    let done = 0;
-    while (done < n && performance.now() - start < limitMs) {
-      await appendJson(url, JSON.stringify(agentEvent(done)));
-      done += 1;
-    }
-    return { single: done / ((performance.now() - start) / 1000) };
+    const rate = async (post: (body: string) => Promise<unknown>) => {
+      const n = count(400, scale);
+      const limitMs = 10_000;
+      const start = performance.now();
+      let done = 0;
+      while (done < n && performance.now() - start < limitMs) {
+        await post(JSON.stringify(agentEvent(done)));
+        done += 1;
+      }
+      return done / ((performance.now() - start) / 1000);
+    };
+    const single = await rate((body) => appendJson(url, body));
+    const floor = target.floor?.url;
+    return floor ? { single, singleFloor: await rate((body) => floorStore(floor, body)) } : { single };
   },
 };
+
+/** 100-event POSTs to `post(body)`, as many as fit the bounds: events per second. */
+async function batchedRate(post: (body: string) => Promise<unknown>, scale: number): Promise<number> {
+  const batches = count(60, scale);
+  const limitMs = 15_000;
+  const start = performance.now();
+  let events = 0;
+  for (let b = 0; b < batches && performance.now() - start < limitMs; b++) {
+    const batch = Array.from({ length: 100 }, (_, k) => agentEvent(b * 100 + k));
+    await post(JSON.stringify(batch));
+    events += 100;
+  }
+  return events / ((performance.now() - start) / 1000);
+}
 
 export const batched: Measurement = {
   id: "batched",
   title: "100-event batched appends",
   rows: [
     { key: "batched", label: "100-event batched appends (JSON array POST)", unit: "events/s", higherIsBetter: true },
+    {
+      key: "batchedFloor",
+      label:
+        "100-event batched appends, the platform's floor: the same POSTs to a one-line worker that hands each body to a Durable Object storing it in one INSERT (`bench/floor-worker.js`; ours only)",
+      unit: "events/s",
+      higherIsBetter: true,
+    },
   ],
   async run(target, scale) {
     const url = streamUrl(target, "batched");
     await createJsonStream(url);
-    const batches = count(60, scale);
-    const limitMs = 15_000;
-    const start = performance.now();
-    let events = 0;
-    for (let b = 0; b < batches && performance.now() - start < limitMs; b++) {
-      const batch = Array.from({ length: 100 }, (_, k) => agentEvent(b * 100 + k));
-      await appendJson(url, JSON.stringify(batch));
-      events += 100;
-    }
-    return { batched: events / ((performance.now() - start) / 1000) };
+    const rate = await batchedRate((body) => appendJson(url, body), scale);
+    const floor = target.floor?.url;
+    return floor
+      ? { batched: rate, batchedFloor: await batchedRate((body) => floorStore(floor, body), scale) }
+      : { batched: rate };
   },
 };

@@ -68,7 +68,16 @@ export async function startDevFloor(): Promise<Floor> {
   // Its own config, so wrangler does not pick up the repo's wrangler.toml (Durable Objects, vars).
   const config = path.join(dir, "wrangler.json");
   fs.writeFileSync(path.join(dir, "floor.js"), FLOOR_SOURCE);
-  fs.writeFileSync(config, JSON.stringify({ name: "bench-floor", main: "floor.js", compatibility_date: COMPAT_DATE }));
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      name: "bench-floor",
+      main: "floor.js",
+      compatibility_date: COMPAT_DATE,
+      durable_objects: { bindings: [{ name: "FLOOR", class_name: "FloorStore" }] },
+      migrations: [{ tag: "v1", new_sqlite_classes: ["FloorStore"] }],
+    }),
+  );
   const { server, url } = await wranglerDev(config, dir, path.join(dir, "state"), {});
   return {
     url,
@@ -84,11 +93,21 @@ export async function startServeFloor(): Promise<Floor> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-floor-workerd-"));
   const port = await freePort();
   fs.writeFileSync(path.join(dir, "floor.js"), FLOOR_SOURCE);
+  fs.mkdirSync(path.join(dir, "do"));
   fs.writeFileSync(
     path.join(dir, "config.capnp"),
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "main", worker = (modules = [(name = "floor.js", esModule = embed "floor.js")], compatibilityDate = "${COMPAT_DATE}"))],
+  services = [
+    (name = "main", worker = (
+      modules = [(name = "floor.js", esModule = embed "floor.js")],
+      compatibilityDate = "${COMPAT_DATE}",
+      bindings = [(name = "FLOOR", durableObjectNamespace = "FloorStore")],
+      durableObjectNamespaces = [(className = "FloorStore", uniqueKey = "bench-floor-store", enableSql = true)],
+      durableObjectStorage = (localDisk = "do"),
+    )),
+    (name = "do", disk = (path = "${path.join(dir, "do")}", writable = true)),
+  ],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
 );
 `,
