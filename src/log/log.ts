@@ -132,12 +132,30 @@ export class LogCore {
    * src/run/run-log.ts): a frame read the log's state and its producer's a dozen times.
    */
   private remembered: RawState | null | undefined;
-  private readonly memo: boolean;
+  private memo: boolean;
 
   constructor(sql: SqlStorage, rules: ProducerRules, options: { memo?: boolean } = {}) {
     this.sql = sql;
     this.memo = options.memo === true;
     this.producers = new ProducerTable(sql, rules, this.memo);
+  }
+
+  /**
+   * Runs `step` with reads remembered until the next write, as a core that lives one operation
+   * does, and forgets them after: for a long-lived core (a stream's) inside one synchronous step,
+   * where an append read the log's state three times.
+   */
+  remembering<T>(step: () => T): T {
+    if (this.memo) return step();
+    this.memo = true;
+    this.producers.remember(true);
+    try {
+      return step();
+    } finally {
+      this.memo = false;
+      this.producers.remember(false);
+      this.written();
+    }
   }
 
   /** Drops what was remembered: called on every write through this core. */

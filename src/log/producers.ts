@@ -111,12 +111,17 @@ export class ProducerTable {
   readonly rules: ProducerRules;
 
   /** Reads remembered until the next write, when `memo` is on (LogCore's option). */
-  private readonly remembered: Map<string, ProducerRead> | null;
+  private remembered: Map<string, ProducerRead> | null;
 
   constructor(sql: SqlStorage, rules: ProducerRules, memo = false) {
     this.sql = sql;
     this.rules = rules;
     this.remembered = memo ? new Map() : null;
+  }
+
+  /** Turns remembering on or off (LogCore.remembering); either way nothing remembered is kept. */
+  remember(on: boolean): void {
+    this.remembered = on ? new Map() : null;
   }
 
   /** Forgets what was remembered: the log was written. */

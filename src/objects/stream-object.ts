@@ -81,7 +81,9 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
   }
 
   async append(request: AppendRequest): Promise<Result<AppendVerdict>> {
-    const result = this.ctx.storage.transactionSync(() => this.appendNow(request, Date.now()));
+    const result = this.ctx.storage.transactionSync(() =>
+      this.store.log.remembering(() => this.appendNow(request, Date.now())),
+    );
     if (result.ok && result.value.kind === "appended") this.waiters.notify();
     await this.settle();
     return result;
@@ -92,7 +94,7 @@ export class StreamObject extends DurableObject<Env> implements StreamApi {
     let streamId: string | null = null;
     const result = await readOrWait(
       (offset) => {
-        const read = this.readNow(offset, streamId);
+        const read = this.store.log.remembering(() => this.readNow(offset, streamId));
         if (read.kind === "read") streamId = read.info.streamId;
         return read;
       },

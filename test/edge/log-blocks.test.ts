@@ -46,6 +46,8 @@ const step = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("purge" as const) }) },
 );
 
+type Step = typeof step extends fc.Arbitrary<infer S> ? S : never;
+
 function bodiesOf(shape: Uint8Array[] | "many" | "big", salt: number): Uint8Array[] {
   if (shape === "many") return Array.from({ length: BLOCK_MAX_ENTRIES + 7 }, (_, i) => new Uint8Array([i % 251, salt]));
   if (shape === "big") return Array.from({ length: 5 }, (_, i) => new Uint8Array(BLOCK_MAX_BYTES / 3).fill(i + salt));
@@ -150,83 +152,94 @@ function compare(log: LogCore, model: readonly ModelEntry[], probe: number): str
   return found;
 }
 
-// With memo, as a run's log is used (reads remembered until a write through the core), and without, as a stream's.
-describe.each([true, false])("the log in blocks (memo: %s)", (memo) => {
+// With memo, as a run's log is used (reads remembered until a write through the core); without, as
+// a stream's between operations; and remembering, as a stream's within one (LogCore.remembering).
+describe.each(["memo", "none", "remembering"] as const)("the log in blocks (%s)", (mode) => {
   it("answers every read as a list of entries would, through frames, resends, conflicts and purges", async () => {
     const failures = await runInDurableObject(runObject(uniqueRunId("blocks")), (_instance, state) => {
       const sql = state.storage.sql;
-      const log = new LogCore(sql, RUNNER_PRODUCER_RULES, { memo });
+      const log = new LogCore(sql, RUNNER_PRODUCER_RULES, { memo: mode === "memo" });
       const found: string[] = [];
       fc.assert(
         fc.property(fc.array(step, { minLength: 1, maxLength: 14 }), fc.nat(), (steps, probe) => {
           log.clear();
           log.init();
-          let model: ModelEntry[] = [];
-          let producers = new Map<string, ProducerState>();
-          let time = 1;
-          for (const [index, action] of steps.entries()) {
-            time += index % 2;
-            if (action.kind === "purge") {
-              log.clear();
-              log.init();
-              model = [];
-              producers = new Map();
-            } else if (action.kind === "claim") {
-              const next = log.producers.bump(action.producer, time);
-              const current = producers.get(action.producer) ?? { epoch: 0, lastSeq: 0 };
-              producers.set(action.producer, { epoch: current.epoch + 1, lastSeq: current.lastSeq });
-              if (next.epoch !== current.epoch + 1) found.push(`claim epoch ${next.epoch}`);
-            } else if (action.kind === "append") {
-              const bodies = bodiesOf(action.frame, index);
-              const entries = bodies.map((body, at) => ({
-                body,
-                time: time + (action.control ? 0 : at % 2),
-                producer: null,
-              }));
-              log.appendEach(entries);
-              model.push(...entries);
-            } else {
-              const current = producers.get(action.producer) ?? null;
-              const epoch = (current?.epoch ?? 0) + action.epoch;
-              const first = (current?.lastSeq ?? 0) + 1 + action.shift;
-              if (first < 1) continue;
-              const verdict = judgeProducer(
-                current,
-                { producerId: action.producer, epoch, seq: first },
-                RUNNER_PRODUCER_RULES,
-              );
-              const stored = log.producers.judge({ producerId: action.producer, epoch, seq: first });
-              if (JSON.stringify(stored) !== JSON.stringify(verdict)) found.push(`verdict ${JSON.stringify(stored)}`);
-              if (verdict.kind === "duplicate") {
-                // A resend: its content is compared with what is stored, as a run does.
-                const kept = log.entryForProducerSeq(action.producer, first);
-                const want = model.find(
-                  (entry) => entry.producer?.producerId === action.producer && entry.producer.seq === first,
-                );
-                const resent = action.same && want ? want.body : runnerBody(action.producer, first, 1);
-                if (!kept || !want || !same(kept.body, want.body)) found.push(`resend ${first} not found`);
-                else if (same(kept.body, resent) !== (action.same || same(want.body, resent)))
-                  found.push(`resend ${first} judged wrongly`);
-                continue;
-              }
-              if (verdict.kind !== "accepted") continue;
-              const entries = Array.from({ length: action.count }, (_, at) => ({
-                body: runnerBody(action.producer, first + at, 0),
-                time,
-                producer: { producerId: action.producer, epoch, seq: first + at },
-              }));
-              log.appendEach(entries);
-              const lastSeq = first + action.count - 1;
-              log.producers.record(action.producer, { epoch, lastSeq }, time);
-              producers.set(action.producer, { epoch, lastSeq });
-              model.push(...entries);
-            }
-            found.push(...compare(log, model, probe + index));
-          }
+          const model: ModelEntry[] = [];
+          if (mode === "remembering") {
+            log.remembering(() => runSteps(steps, probe, model));
+            // Nothing remembered outlives the step: an append by another core is seen at once.
+            new LogCore(sql, RUNNER_PRODUCER_RULES).append([new Uint8Array([7])], 1);
+            model.push({ body: new Uint8Array([7]), time: 1, producer: null });
+            found.push(...compare(log, model, probe).map((f) => `after remembering: ${f}`));
+          } else runSteps(steps, probe, model);
         }),
         { numRuns: 25, seed: 21 },
       );
       return found.slice(0, 20);
+
+      function runSteps(steps: Step[], probe: number, model: ModelEntry[]): void {
+        let producers = new Map<string, ProducerState>();
+        let time = 1;
+        for (const [index, action] of steps.entries()) {
+          time += index % 2;
+          if (action.kind === "purge") {
+            log.clear();
+            log.init();
+            model.length = 0;
+            producers = new Map();
+          } else if (action.kind === "claim") {
+            const next = log.producers.bump(action.producer, time);
+            const current = producers.get(action.producer) ?? { epoch: 0, lastSeq: 0 };
+            producers.set(action.producer, { epoch: current.epoch + 1, lastSeq: current.lastSeq });
+            if (next.epoch !== current.epoch + 1) found.push(`claim epoch ${next.epoch}`);
+          } else if (action.kind === "append") {
+            const bodies = bodiesOf(action.frame, index);
+            const entries = bodies.map((body, at) => ({
+              body,
+              time: time + (action.control ? 0 : at % 2),
+              producer: null,
+            }));
+            log.appendEach(entries);
+            model.push(...entries);
+          } else {
+            const current = producers.get(action.producer) ?? null;
+            const epoch = (current?.epoch ?? 0) + action.epoch;
+            const first = (current?.lastSeq ?? 0) + 1 + action.shift;
+            if (first < 1) continue;
+            const verdict = judgeProducer(
+              current,
+              { producerId: action.producer, epoch, seq: first },
+              RUNNER_PRODUCER_RULES,
+            );
+            const stored = log.producers.judge({ producerId: action.producer, epoch, seq: first });
+            if (JSON.stringify(stored) !== JSON.stringify(verdict)) found.push(`verdict ${JSON.stringify(stored)}`);
+            if (verdict.kind === "duplicate") {
+              // A resend: its content is compared with what is stored, as a run does.
+              const kept = log.entryForProducerSeq(action.producer, first);
+              const want = model.find(
+                (entry) => entry.producer?.producerId === action.producer && entry.producer.seq === first,
+              );
+              const resent = action.same && want ? want.body : runnerBody(action.producer, first, 1);
+              if (!kept || !want || !same(kept.body, want.body)) found.push(`resend ${first} not found`);
+              else if (same(kept.body, resent) !== (action.same || same(want.body, resent)))
+                found.push(`resend ${first} judged wrongly`);
+              continue;
+            }
+            if (verdict.kind !== "accepted") continue;
+            const entries = Array.from({ length: action.count }, (_, at) => ({
+              body: runnerBody(action.producer, first + at, 0),
+              time,
+              producer: { producerId: action.producer, epoch, seq: first + at },
+            }));
+            log.appendEach(entries);
+            const lastSeq = first + action.count - 1;
+            log.producers.record(action.producer, { epoch, lastSeq }, time);
+            producers.set(action.producer, { epoch, lastSeq });
+            model.push(...entries);
+          }
+          found.push(...compare(log, model, probe + index));
+        }
+      }
     });
     expect(failures).toEqual([]);
   }, 180_000);
