@@ -112,7 +112,7 @@ export class RunOperations implements RunHost {
   /** A read that answers 404 for no run and 410 for a purged one. */
   read<T>(step: (machine: RunMachine) => T): Result<T> {
     const machine = this.machine();
-    const run = machine.run();
+    const run = machine.statusRow();
     if (!run) return fail("not_found", "no such run");
     if (run.purgedAt !== null) {
       return fail("gone", "the run was purged", {

@@ -27,7 +27,7 @@ import { ClaimAllowance } from "./claim-rate.ts";
 import { purgeRun } from "./purge.ts";
 import { RecoveryDecisions } from "./recovery-decision.ts";
 import { RunLog } from "./run-log.ts";
-import { type Recovery, type RunRow, RunStore } from "./store.ts";
+import { type Recovery, type RunRow, type RunStatusRow, RunStore, readRunStatus } from "./store.ts";
 import { notifyRunEnded } from "./webhook-notices.ts";
 import { RunTokens } from "./token-store.ts";
 import { Usage } from "./usage.ts";
@@ -97,6 +97,11 @@ export class RunMachine {
 
   run(): RunRow | null {
     return this.row.load();
+  }
+
+  /** The run's status, finish and purge times alone (null before it exists): a cheap look. */
+  statusRow(): RunStatusRow | null {
+    return readRunStatus(this.sql);
   }
 
   create(tenant: string, runId: string, body: CreateRunBody): Result<{ created: boolean }> {

@@ -2,7 +2,7 @@ import type { EventsPage, RecoveryState, RunStatus } from "../protocol/index.ts"
 import type { Approvals } from "./approvals.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 import type { RunLog } from "./run-log.ts";
-import type { RunRow } from "./store.ts";
+import type { RunRow, RunStatusRow } from "./store.ts";
 import type { ReplaySource } from "./sockets/viewer-replay.ts";
 
 // What the run object's read calls answer, each from the narrow part of the run it reads.
@@ -46,6 +46,6 @@ export function runnerStatus(run: RowReader): { runId: string; status: RunStatus
 }
 
 /** What a viewer's replay reads: the log, and the status as it is each time it asks. */
-export function replaySource(run: { readonly log: RunLog; run(): RunRow | null }): ReplaySource {
-  return { log: run.log, status: () => run.run()?.status };
+export function replaySource(run: { readonly log: RunLog; statusRow(): RunStatusRow | null }): ReplaySource {
+  return { log: run.log, status: () => run.statusRow()?.status };
 }

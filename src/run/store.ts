@@ -116,15 +116,25 @@ interface RawRun extends Record<string, SqlStorageValue> {
   auto_recoveries: number;
 }
 
+/** The run's status and when it finished and was purged: RunStatusRow. */
+export interface RunStatusRow {
+  status: RunStatus;
+  finishedAt: number | null;
+  purgedAt: number | null;
+}
+
 /**
- * The run's status and purge time, or null before it exists: what an operation's delivery needs
- * after its commit, without the rest of the row and the JSON columns load() parses.
+ * The run's status, finish and purge times, or null before it exists: what an operation's delivery
+ * needs after its commit, and a read's check that the run is there, without the rest of the row
+ * and the JSON columns load() parses.
  */
-export function readRunStatus(sql: SqlStorage): { status: RunStatus; purgedAt: number | null } | null {
+export function readRunStatus(sql: SqlStorage): RunStatusRow | null {
   const raw = sql
-    .exec<{ status: string; purged_at: number | null }>("SELECT status, purged_at FROM run WHERE singleton = 1")
+    .exec<{ status: string; finished_at: number | null; purged_at: number | null }>(
+      "SELECT status, finished_at, purged_at FROM run WHERE singleton = 1",
+    )
     .toArray()[0];
-  return raw ? { status: raw.status as RunStatus, purgedAt: raw.purged_at } : null;
+  return raw ? { status: raw.status as RunStatus, finishedAt: raw.finished_at, purgedAt: raw.purged_at } : null;
 }
 
 /** The run row as it is, for reads outside a RunMachine (the index sync, the log as a stream). */
