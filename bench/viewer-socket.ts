@@ -10,6 +10,8 @@ export interface Viewer {
   attached: Promise<void>;
   /** Resolves on `end`. */
   ended: Promise<void>;
+  /** Resolves when the connection has ended (the socket's `close` event). */
+  closed: Promise<void>;
   close(): void;
 }
 
@@ -37,6 +39,7 @@ export function openViewer(
   // A caller that never waits for the end (the storm) must not crash on a rejection nobody reads.
   ended.catch(() => undefined);
   let done = false;
+  const closed = new Promise<void>((resolve) => ws.addEventListener("close", () => resolve()));
   ws.addEventListener("message", (event) => {
     const at = performance.now();
     const frame = JSON.parse(String(event.data)) as WatchFrame;
@@ -59,6 +62,7 @@ export function openViewer(
     seqs,
     attached,
     ended,
+    closed,
     close: () => {
       done = true;
       ws.close();
