@@ -14,6 +14,7 @@ import { freePort, REPO } from "../test/support/wrangler-dev.ts";
 import { spawnServer, waitUntilAnswering } from "./child.ts";
 import { percentile } from "./stats.ts";
 import { mulberry32 } from "../test/faults/support/seed.ts";
+import { writeOneObjectConfig } from "./one-object-worker.ts";
 
 const WORKERD = (createRequire(import.meta.url)("workerd") as { default: string }).default;
 export const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 100_000);
@@ -78,25 +79,14 @@ export async function measureList(): Promise<ListReport> {
     outfile: path.join(dir, "list-worker.js"),
     logLevel: "warning",
   });
-  fs.mkdirSync(path.join(dir, "do"));
-  fs.writeFileSync(
-    path.join(dir, "config.capnp"),
-    `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = (
-      modules = [(name = "list-worker.js", esModule = embed "list-worker.js")],
-      compatibilityDate = "2026-11-01",
-      bindings = [(name = "INDEX", durableObjectNamespace = "BenchIndex")],
-      durableObjectNamespaces = [(className = "BenchIndex", uniqueKey = "bench-list-index", enableSql = true)],
-      durableObjectStorage = (localDisk = "do"),
-    )),
-    (name = "do", disk = (path = "${path.join(dir, "do")}", writable = true)),
-  ],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
-);
-`,
-  );
+  writeOneObjectConfig({
+    dir,
+    module: "list-worker.js",
+    binding: "INDEX",
+    className: "BenchIndex",
+    port,
+    compatibilityDate: "2026-11-01",
+  });
   const server = spawnServer(WORKERD, ["serve", "--experimental", "config.capnp"], { cwd: dir });
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -144,14 +134,16 @@ const config :Workerd.Config = (
         counts[i] = answer.count;
       }
     }
-    // The 40th page by cursor, then its latency alone.
+    // The 40th page by cursor (or the last, for a smaller BENCH_LIST_RUNS), then its latency alone.
     let cursor: string | null = null;
     for (let page = 0; page < 40; page++) {
       const answer: { nextCursor: string | null } = await timed(
         `${url}/list?limit=50${cursor ? `&cursor=${cursor}` : ""}`,
       );
+      if (answer.nextCursor === null) break;
       cursor = answer.nextCursor;
     }
+    if (cursor === null) throw new Error(`list bench: ${LIST_RUNS} runs fill no second page of 50`);
     const deep: number[] = [];
     for (let round = 0; round < LIST_REQUESTS; round++) {
       deep.push((await timed(`${url}/list?limit=50&cursor=${cursor}`)).ms);

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, REPO } from "../test/support/wrangler-dev.ts";
 import { type ServerProcess, spawnServer, waitUntilAnswering } from "./child.ts";
+import { writeOneObjectConfig } from "./one-object-worker.ts";
 import { BENCH_API_KEY } from "./client.ts";
 import { treeCpuMs, treeRss } from "./rss.ts";
 import { sleep } from "./sleep.ts";
@@ -93,25 +94,14 @@ export async function startServeFloor(): Promise<Floor> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-floor-workerd-"));
   const port = await freePort();
   fs.writeFileSync(path.join(dir, "floor.js"), FLOOR_SOURCE);
-  fs.mkdirSync(path.join(dir, "do"));
-  fs.writeFileSync(
-    path.join(dir, "config.capnp"),
-    `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = (
-      modules = [(name = "floor.js", esModule = embed "floor.js")],
-      compatibilityDate = "${COMPAT_DATE}",
-      bindings = [(name = "FLOOR", durableObjectNamespace = "FloorStore")],
-      durableObjectNamespaces = [(className = "FloorStore", uniqueKey = "bench-floor-store", enableSql = true)],
-      durableObjectStorage = (localDisk = "do"),
-    )),
-    (name = "do", disk = (path = "${path.join(dir, "do")}", writable = true)),
-  ],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
-);
-`,
-  );
+  writeOneObjectConfig({
+    dir,
+    module: "floor.js",
+    binding: "FLOOR",
+    className: "FloorStore",
+    port,
+    compatibilityDate: COMPAT_DATE,
+  });
   const server = spawnServer(WORKERD, ["serve", "config.capnp"], { cwd: dir });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilAnswering(`${url}/ready`, server, "floor worker on workerd", 30_000, 404);
