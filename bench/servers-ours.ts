@@ -83,6 +83,7 @@ export async function startDevFloor(): Promise<Floor> {
   return {
     url,
     label: "one-line worker under wrangler dev",
+    cpuMs: () => treeCpuMs(server.pid, /^workerd$/),
     stop: async () => {
       await server.stop();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -108,6 +109,7 @@ export async function startServeFloor(): Promise<Floor> {
   return {
     url,
     label: "one-line worker on plain workerd",
+    cpuMs: () => treeCpuMs(server.pid, /^workerd$/),
     stop: async () => {
       await server.stop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -17,6 +17,8 @@ export type TargetName = "serve" | "base" | "dev" | "ref-file" | "ref-mem" | "se
 export interface Floor {
   url: string;
   label: string;
+  /** CPU milliseconds its workerd processes have used so far. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
