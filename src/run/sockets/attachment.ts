@@ -20,8 +20,31 @@ export const SocketAttachment = z.discriminatedUnion("role", [
 ]);
 export type SocketAttachment = z.infer<typeof SocketAttachment>;
 
-/** The socket's attachment, or null when it has none or one this version cannot read. */
-export function attachmentOf(ws: WebSocket): SocketAttachment | null {
+/**
+ * Each socket's attachment as this object last read or wrote it: read back and checked once, not
+ * on every frame (a tenth of a runner frame's fixed cost). One per object instance, so an object
+ * woken from hibernation, or from an older version's sockets, reads them from the runtime again.
+ */
+export class SocketAttachments {
+  private readonly known = new WeakMap<WebSocket, Readonly<SocketAttachment> | null>();
+
+  /** The socket's attachment, or null when it has none or one this version cannot read. */
+  of(ws: WebSocket): Readonly<SocketAttachment> | null {
+    const remembered = this.known.get(ws);
+    if (remembered !== undefined) return remembered;
+    const read = readAttachment(ws);
+    this.known.set(ws, read);
+    return read;
+  }
+
+  /** Stores the socket's attachment in the runtime, which keeps it across hibernation, and here. */
+  set(ws: WebSocket, attachment: SocketAttachment): void {
+    ws.serializeAttachment(attachment);
+    this.known.set(ws, attachment);
+  }
+}
+
+function readAttachment(ws: WebSocket): SocketAttachment | null {
   const stored: unknown = ws.deserializeAttachment();
   if (stored === null || stored === undefined) return null;
   const parsed = SocketAttachment.safeParse(stored);

@@ -12,7 +12,7 @@ import {
   type ServerToViewer,
 } from "../../protocol/index.ts";
 import type { Effects } from "../effects.ts";
-import { attachmentOf, type SocketAttachment } from "./attachment.ts";
+import { type SocketAttachment, SocketAttachments } from "./attachment.ts";
 import { eventJson } from "../store.ts";
 import { ViewerFlows } from "../viewer-flow.ts";
 
@@ -60,33 +60,35 @@ export class RunSockets {
   /** Viewers of a finished run, replayed to without the hibernation API (see viewer-replay.ts). */
   private readonly plainViewers = new Set<WebSocket>();
 
+  private readonly attachments = new SocketAttachments();
+
   constructor(ctx: DurableObjectState, maxViewerBacklog: number) {
     this.ctx = ctx;
     this.flows = new ViewerFlows(maxViewerBacklog);
   }
 
+  /** What the socket remembers across hibernation: its role, claim and token. */
+  attachmentOf(ws: WebSocket): Readonly<SocketAttachment> | null {
+    return this.attachments.of(ws);
+  }
+
   /** A runner socket; it holds no claim until its `hello`. */
   acceptRunner(ws: WebSocket, token: SocketCredential): void {
     this.ctx.acceptWebSocket(ws, ["runner"]);
-    ws.serializeAttachment({ role: "runner", epoch: 0, generation: 1, token } satisfies SocketAttachment);
+    this.attachments.set(ws, { role: "runner", epoch: 0, generation: 1, token });
   }
 
   /** Records the epoch a runner socket's `hello` claimed, and the generation it serves. */
   setRunnerClaim(ws: WebSocket, epoch: number, generation: number): void {
-    const before = attachmentOf(ws);
+    const before = this.attachmentOf(ws);
     const token = before?.role === "runner" ? before.token : undefined;
-    ws.serializeAttachment({
-      role: "runner",
-      epoch,
-      generation,
-      ...(token === undefined ? {} : { token }),
-    } satisfies SocketAttachment);
+    this.attachments.set(ws, { role: "runner", epoch, generation, ...(token === undefined ? {} : { token }) });
   }
 
   /** A viewer of a run still going: it replays first, and takes live frames once `goLive`. */
   acceptViewer(ws: WebSocket, interact: boolean, token: SocketCredential): void {
     this.ctx.acceptWebSocket(ws, ["viewer"]);
-    ws.serializeAttachment({ role: "viewer", interact, token } satisfies SocketAttachment);
+    this.attachments.set(ws, { role: "viewer", interact, token });
     this.replaying.add(ws);
   }
 
@@ -130,7 +132,7 @@ export class RunSockets {
    */
   closeRevoked(revoked: { tokenId: string } | "all"): void {
     for (const ws of this.ctx.getWebSockets()) {
-      const token = attachmentOf(ws)?.token;
+      const token = this.attachmentOf(ws)?.token;
       const matches =
         revoked === "all" ? token !== null : token !== undefined && token !== null && token.tokenId === revoked.tokenId;
       if (!matches) continue;
@@ -158,7 +160,7 @@ export class RunSockets {
     if (epoch === 0) return null;
     return (
       this.runners().find((ws) => {
-        const attachment = attachmentOf(ws);
+        const attachment = this.attachmentOf(ws);
         return attachment?.role === "runner" && attachment.epoch === epoch && ws.readyState === WebSocket.OPEN;
       }) ?? null
     );

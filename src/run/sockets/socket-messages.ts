@@ -13,7 +13,6 @@ import {
 } from "../../protocol/index.ts";
 import type { RunHost } from "../host.ts";
 import { handleRunnerFrame } from "./runner-session.ts";
-import { attachmentOf } from "./attachment.ts";
 import { closeSocket, sendFailure } from "./run-sockets.ts";
 import { handleViewerFrame } from "./viewer-session.ts";
 
@@ -57,7 +56,7 @@ export async function handleSocketMessage(host: RunHost, ws: WebSocket, message:
 }
 
 async function dispatch(host: RunHost, ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-  const attachment = attachmentOf(ws);
+  const attachment = host.sockets.attachmentOf(ws);
   // The socket's token is checked again on every frame: once revoked or expired, it acts no more.
   const token = attachment?.token;
   if (token) {
