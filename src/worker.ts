@@ -1,4 +1,4 @@
-import { HTTPException } from "hono/http-exception";
+import type { Env } from "./env.ts";
 import { referenceRoutes } from "./openapi/routes.ts";
 import { agui } from "./routes/agui.ts";
 import { apiRouter } from "./routes/api-route.ts";
@@ -12,12 +12,13 @@ import { fallback } from "./routes/fallback.ts";
 import { devSignIn } from "./routes/dev-sign-in.ts";
 import { poolSocket } from "./routes/pool-socket.ts";
 import { pools } from "./routes/pools.ts";
-import { errorResponse } from "./routes/respond.ts";
+import { unhandledResponse } from "./routes/respond.ts";
 import { recovery } from "./routes/recovery.ts";
 import { rerun } from "./routes/rerun.ts";
 import { runStream } from "./routes/run-stream.ts";
 import { runs } from "./routes/runs.ts";
 import { securityHeaders } from "./routes/security-headers.ts";
+import { streamFastPath } from "./routes/stream-fast-path.ts";
 import { streams } from "./routes/streams.ts";
 import { tokens } from "./routes/tokens.ts";
 import { runNotifications, webhooks } from "./routes/webhooks.ts";
@@ -58,11 +59,12 @@ app.route("/v1", webhooks);
 app.route("/v1/usage", usage);
 app.route("/", referenceRoutes(app));
 app.notFound(fallback(app));
-app.onError((error) => {
-  // A refusal from a handler (src/routes/respond.ts) carries its response.
-  if (error instanceof HTTPException) return error.getResponse();
-  console.error("unhandled", error);
-  return errorResponse("internal", "internal error");
-});
+app.onError(unhandledResponse);
 
-export default app;
+export default {
+  /** Stream appends and catch-up reads skip the router (src/routes/stream-fast-path.ts). */
+  fetch: (request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> =>
+    streamFastPath(request, env) ?? app.fetch(request, env, ctx),
+  /** The app, whose routes test/edge/openapi checks against its document. */
+  app,
+};

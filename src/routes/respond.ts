@@ -2,10 +2,17 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
-import { failureResponse } from "../http/errors.ts";
+import { errorResponse, failureResponse } from "../http/errors.ts";
 import { ERROR_STATUS, type Result } from "../protocol/index.ts";
 
 export { errorResponse, failureResponse } from "../http/errors.ts";
+
+/** The answer to an error no handler caught: a refusal thrown as an HTTPException carries its own. */
+export function unhandledResponse(error: unknown): Response {
+  if (error instanceof HTTPException) return error.getResponse();
+  console.error("unhandled", error);
+  return errorResponse("internal", "internal error");
+}
 
 /**
  * The value of a Result; a Failure leaves the handler as an HTTPException carrying its error

@@ -8,19 +8,26 @@ import { SECURITY_HEADERS } from "../security-headers.ts";
 export function securityHeaders(): MiddlewareHandler {
   return async (c, next) => {
     await next();
-    if (c.res.status === 101) return;
-    // Responses built here have mutable headers; one passed through from elsewhere may not.
-    try {
-      addMissing(c.res.headers);
-    } catch {
-      const headers = new Headers(c.res.headers);
-      addMissing(headers);
-      c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
-    }
+    const secured = withSecurityHeaders(c.res);
+    if (secured !== c.res) c.res = secured;
   };
 }
 
 const SECURITY_ENTRIES = Object.entries(SECURITY_HEADERS);
+
+/** The response with every security header it lacks: itself, or a copy when its headers are immutable. */
+export function withSecurityHeaders(response: Response): Response {
+  if (response.status === 101) return response;
+  // Responses built here have mutable headers; one passed through from elsewhere may not.
+  try {
+    addMissing(response.headers);
+    return response;
+  } catch {
+    const headers = new Headers(response.headers);
+    addMissing(headers);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+}
 
 function addMissing(headers: Headers): void {
   for (const [name, value] of SECURITY_ENTRIES) if (!headers.has(name)) headers.set(name, value);

@@ -41,29 +41,29 @@ interface StreamEnv {
   Variables: { stream: Target };
 }
 
-/** The stream a request names, in the caller's tenant. */
-function target(c: Context<StreamEnv>): Result<Target> {
-  const path = parseStreamPath(new URL(c.req.url).pathname.slice(STREAM_ROUTE_PREFIX.length));
+/** The stream a request to `pathname` names, in the caller's tenant. */
+export function streamTarget(env: Env, pathname: string, authorization: string | undefined): Result<Target> {
+  const path = parseStreamPath(pathname.slice(STREAM_ROUTE_PREFIX.length));
   if (!path.ok) return path;
-  const tenant = streamTenant(c.env, c.req.header("authorization"));
+  const tenant = streamTenant(env, authorization);
   if (!tenant.ok) return tenant;
-  return ok({ tenant: tenant.value, path: path.value, stub: streamStub(c.env, tenant.value, path.value) });
+  return ok({ tenant: tenant.value, path: path.value, stub: streamStub(env, tenant.value, path.value) });
 }
 
 /** Puts the stream the request names on the context (`c.var.stream`), or refuses with the stream's headers. */
-function streamTarget(): MiddlewareHandler<StreamEnv> {
+function streamTargeted(): MiddlewareHandler<StreamEnv> {
   return async (c, next) => {
-    const stream = target(c);
+    const stream = streamTarget(c.env, new URL(c.req.url).pathname, c.req.header("authorization"));
     if (!stream.ok) return streamFailure(stream);
     c.set("stream", stream.value);
     await next();
   };
 }
 
-/** A documented stream route, served behind `streamTarget`. */
+/** A documented stream route, served behind `streamTargeted`. */
 const targeted = <R extends RawRoute>(route: R) => ({
   ...route,
-  access: { ...route.access, middleware: streamTarget() },
+  access: { ...route.access, middleware: streamTargeted() },
 });
 
 rawRoute(streams, STREAM_ROUTES.preflight, () => streamResponse(204, {}));
@@ -81,17 +81,20 @@ rawRoute(streams, targeted(STREAM_ROUTES.create), async (c: Context<StreamEnv>) 
   return createResponse(result, url.origin + url.pathname);
 });
 
-rawRoute(streams, targeted(STREAM_ROUTES.append), async (c: Context<StreamEnv>) => {
-  const headers = parseAppendHeaders(c.req.raw.headers);
+rawRoute(streams, targeted(STREAM_ROUTES.append), (c: Context<StreamEnv>) => appendToStream(c.req.raw, c.var.stream));
+
+/** POST: an append (or a close), refused here when its headers or body are wrong. */
+export async function appendToStream(request: Request, stream: Target): Promise<Response> {
+  const headers = parseAppendHeaders(request.headers);
   if (!headers.ok) return streamFailure(headers);
-  const body = await readLimitedBody(c.req.raw, MAX_APPEND_BYTES);
+  const body = await readLimitedBody(request, MAX_APPEND_BYTES);
   if (!body.ok) return streamFailure(body);
   if (body.value.byteLength === 0 && !headers.value.close)
     return streamFailure(fail("invalid_request", "an append needs a non-empty body"));
   if (body.value.byteLength > 0 && headers.value.contentType === null)
     return streamFailure(fail("invalid_request", "an append needs a Content-Type"));
-  return appendResponse(await c.var.stream.stub.append({ ...headers.value, body: body.value }));
-});
+  return appendResponse(await stream.stub.append({ ...headers.value, body: body.value }));
+}
 
 // Hono routes HEAD to GET handlers; the request keeps its method.
 headRoute(streams, STREAM_ROUTES.describe);
@@ -111,7 +114,7 @@ rawRoute(streams, targeted(STREAM_ROUTES.remove), async (c: Context<StreamEnv>) 
 });
 
 // Any other method: 405 (after the credential check, like every stream request).
-streams.all("/*", streamTarget(), async (c) => {
+streams.all("/*", streamTargeted(), async (c) => {
   return streamFailure(fail("method_not_allowed", `${c.req.method} is not a stream method`), {
     allow: BASE_HEADERS["access-control-allow-methods"] as string,
   });

@@ -41,6 +41,11 @@ interface RawLineage extends Record<string, SqlStorageValue> {
 
 export class ForkTables {
   private readonly sql: SqlStorage;
+  /**
+   * False once stream_releases was read empty with nothing queued since: every append and read
+   * settles releases (StreamObject.settle), and nearly every stream has none, so the read is skipped.
+   */
+  private releasesMayBePending = true;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
@@ -88,6 +93,7 @@ export class ForkTables {
     const lineage = this.lineage();
     if (!lineage) return;
     this.sql.exec("DELETE FROM stream_lineage");
+    this.releasesMayBePending = true;
     this.sql.exec(
       "INSERT OR IGNORE INTO stream_releases (fork_ref, tenant, source_path, queued_at) VALUES (?, ?, ?, ?)",
       lineage.forkRef,
@@ -161,12 +167,15 @@ export class ForkTables {
   // ---- releases owed to sources ------------------------------------------------------------
 
   pendingReleases(): PendingRelease[] {
-    return this.sql
+    if (!this.releasesMayBePending) return [];
+    const pending = this.sql
       .exec<{ fork_ref: string; tenant: string; source_path: string }>(
         "SELECT fork_ref, tenant, source_path FROM stream_releases ORDER BY queued_at",
       )
       .toArray()
       .map((row) => ({ forkRef: row.fork_ref, tenant: row.tenant, sourcePath: row.source_path }));
+    if (pending.length === 0) this.releasesMayBePending = false;
+    return pending;
   }
 
   released(forkRef: string): void {

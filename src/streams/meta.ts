@@ -29,7 +29,24 @@ interface RawMeta extends Record<string, SqlStorageValue> {
 
 export function readMeta(sql: SqlStorage): Meta | null {
   const row = sql.exec<RawMeta>("SELECT * FROM stream_meta WHERE singleton = 1").toArray()[0];
-  if (!row) return null;
+  return row ? metaOf(row) : null;
+}
+
+/**
+ * The configuration row and whether the stream is soft-deleted (its stream_tombstone row, in
+ * fork-tables.ts), in one statement: what every append and read looks at first.
+ */
+export function readMetaAndTombstone(sql: SqlStorage): { meta: Meta; tombstoned: boolean } | null {
+  const row = sql
+    .exec<RawMeta & { tombstoned: number }>(
+      `SELECT m.*, EXISTS (SELECT 1 FROM stream_tombstone WHERE singleton = 1) AS tombstoned
+       FROM stream_meta m WHERE m.singleton = 1`,
+    )
+    .toArray()[0];
+  return row ? { meta: metaOf(row), tombstoned: row.tombstoned === 1 } : null;
+}
+
+function metaOf(row: RawMeta): Meta {
   return {
     streamId: row.stream_id,
     tenant: row.tenant,

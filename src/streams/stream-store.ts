@@ -11,6 +11,7 @@ import {
   type Meta,
   type NewStream,
   readMeta,
+  readMetaAndTombstone,
   setWriterSeq,
   touchMeta,
 } from "./meta.ts";
@@ -48,9 +49,10 @@ export class StreamStore {
 
   /** Where the stream stands at `now`; a stream past its expiry is retired on the way. */
   status(now: number): StreamStatus {
-    const meta = readMeta(this.sql);
-    if (!meta) return { kind: "absent" };
-    if (this.forks.tombstoned()) return { kind: "gone", meta };
+    const found = readMetaAndTombstone(this.sql);
+    if (!found) return { kind: "absent" };
+    const { meta } = found;
+    if (found.tombstoned) return { kind: "gone", meta };
     const due = deadline(meta);
     if (due !== null && now >= due) {
       if (this.retire(now)) return { kind: "gone", meta };

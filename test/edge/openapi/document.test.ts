@@ -3,7 +3,7 @@ import { inspectRoutes } from "hono/dev";
 import { describe, expect, it } from "vitest";
 import protocolMarkdown from "../../../docs/PROTOCOL.md?raw";
 import streamsMarkdown from "../../../docs/STREAMS.md?raw";
-import app from "../../../src/worker.ts";
+import worker from "../../../src/worker.ts";
 import { call, createRun } from "../helpers.ts";
 import { fetchDocument, type Method } from "./documented.ts";
 
@@ -21,7 +21,7 @@ const asDocumentPath = (path: string) => path.replaceAll(/:(\w+)/g, "{$1}").repl
 
 /** What the app serves: every route that is not middleware, by method, in the document's path form. */
 function registeredRoutes() {
-  const routes = inspectRoutes(app).filter((route) => !route.isMiddleware);
+  const routes = inspectRoutes(worker.app).filter((route) => !route.isMiddleware);
   const unique = (list: string[]) => [...new Set(list)].sort();
   return {
     byMethod: unique(routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${asDocumentPath(r.path)}`)),
