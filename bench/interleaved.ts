@@ -10,6 +10,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { checkOutBaseline } from "./baseline.ts";
 import { appendJson, call, createJsonStream, streamUrl } from "./client.ts";
+import { fillCatchUpStream } from "./measure-catch-up.ts";
 import { agentEvent } from "./payloads.ts";
 import { startServe } from "./servers-ours.ts";
 import { median } from "./stats.ts";
@@ -32,10 +33,8 @@ try {
   const urls: string[] = [];
   for (const target of targets) {
     const url = streamUrl(target, workload);
-    await createJsonStream(url);
-    if (workload === "catchup")
-      for (let b = 0; b < 200; b++)
-        await appendJson(url, JSON.stringify(Array.from({ length: 100 }, (_, k) => agentEvent(b * 100 + k))));
+    if (workload === "catchup") await fillCatchUpStream(url);
+    else await createJsonStream(url);
     urls.push(url);
   }
   const times: number[][] = [[], []];

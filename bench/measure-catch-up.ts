@@ -10,14 +10,19 @@ import type { Target } from "./targets.ts";
 const catchUpStreams = new Map<string, { url: string; events: number }>();
 const CATCH_UP_EVENTS = 20_000;
 
-async function catchUpStream(target: Target): Promise<{ url: string; events: number }> {
-  const existing = catchUpStreams.get(target.name);
-  if (existing) return existing;
-  const url = streamUrl(target, "catchup");
+/** Creates the JSON stream at `url` and appends the catch-up read's events, 100 to a POST. */
+export async function fillCatchUpStream(url: string): Promise<void> {
   await createJsonStream(url);
   for (let b = 0; b < CATCH_UP_EVENTS / 100; b++) {
     await appendJson(url, JSON.stringify(Array.from({ length: 100 }, (_, k) => agentEvent(b * 100 + k))));
   }
+}
+
+async function catchUpStream(target: Target): Promise<{ url: string; events: number }> {
+  const existing = catchUpStreams.get(target.name);
+  if (existing) return existing;
+  const url = streamUrl(target, "catchup");
+  await fillCatchUpStream(url);
   const stream = { url, events: CATCH_UP_EVENTS };
   catchUpStreams.set(target.name, stream);
   return stream;

@@ -3,6 +3,7 @@ import { performance } from "node:perf_hooks";
 import { appendJson, call, createJsonStream, streamUrl } from "./client.ts";
 import { count, type Measurement } from "./measurement.ts";
 import { agentEvent } from "./payloads.ts";
+import type { Target } from "./targets.ts";
 
 /**
  * Not one of the asked-for comparisons: bare request round trips, to read the others against.
@@ -88,6 +89,36 @@ async function timedPosts(
   return { perSecond: done / ((performance.now() - start) / 1000), cpuUs: ((cpuMs() - cpu) / done) * 1000 };
 }
 
+/**
+ * `n` POSTs of `body(i)` to our stream `url`, then the same bodies to the target's floor worker (when
+ * it has one): each side's requests per second and server CPU per request.
+ */
+async function oursAndFloor(
+  target: Target,
+  url: string,
+  body: (index: number) => string,
+  n: number,
+  limitMs: number,
+): Promise<{ ours: { perSecond: number; cpuUs: number }; floor: { perSecond: number; cpuUs: number } | null }> {
+  const ours = await timedPosts(
+    (i) => appendJson(url, body(i)),
+    () => target.cpuMs(),
+    n,
+    limitMs,
+  );
+  const floor = target.floor;
+  if (!floor) return { ours, floor: null };
+  return {
+    ours,
+    floor: await timedPosts(
+      (i) => floorStore(floor.url, body(i)),
+      () => floor.cpuMs(),
+      n,
+      limitMs,
+    ),
+  };
+}
+
 const CPU_NOTE = "server process CPU (user + system, all its threads)";
 
 export const sequentialSingle: Measurement = {
@@ -118,25 +149,17 @@ export const sequentialSingle: Measurement = {
   async run(target, scale) {
     const url = streamUrl(target, "single");
     await createJsonStream(url);
-    const n = count(800, scale);
-    const body = (index: number) => JSON.stringify(agentEvent(index));
-    const ours = await timedPosts(
-      (i) => appendJson(url, body(i)),
-      () => target.cpuMs(),
-      n,
+    const { ours, floor } = await oursAndFloor(
+      target,
+      url,
+      (i) => JSON.stringify(agentEvent(i)),
+      count(800, scale),
       10_000,
     );
     const result: Record<string, number> = { single: ours.perSecond, singleCpu: ours.cpuUs };
-    const floor = target.floor;
     if (floor) {
-      const measured = await timedPosts(
-        (i) => floorStore(floor.url, body(i)),
-        () => floor.cpuMs(),
-        n,
-        10_000,
-      );
-      result.singleFloor = measured.perSecond;
-      result.singleFloorCpu = measured.cpuUs;
+      result.singleFloor = floor.perSecond;
+      result.singleFloorCpu = floor.cpuUs;
     }
     return result;
   },
@@ -169,24 +192,11 @@ export const batched: Measurement = {
     const url = streamUrl(target, "batched");
     await createJsonStream(url);
     // 300 POSTs: CPU is counted in 10 ms ticks, a few per hundred POSTs.
-    const n = count(300, scale);
-    const ours = await timedPosts(
-      (i) => appendJson(url, batchOf(i)),
-      () => target.cpuMs(),
-      n,
-      15_000,
-    );
+    const { ours, floor } = await oursAndFloor(target, url, batchOf, count(300, scale), 15_000);
     const result: Record<string, number> = { batched: ours.perSecond * 100, batchedCpu: ours.cpuUs };
-    const floor = target.floor;
     if (floor) {
-      const measured = await timedPosts(
-        (i) => floorStore(floor.url, batchOf(i)),
-        () => floor.cpuMs(),
-        n,
-        15_000,
-      );
-      result.batchedFloor = measured.perSecond * 100;
-      result.batchedFloorCpu = measured.cpuUs;
+      result.batchedFloor = floor.perSecond * 100;
+      result.batchedFloorCpu = floor.cpuUs;
     }
     return result;
   },

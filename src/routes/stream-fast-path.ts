@@ -1,9 +1,8 @@
 import type { Env } from "../env.ts";
 import { STREAM_ROUTE_PREFIX } from "../protocol/index.ts";
-import { parseReadQuery } from "../streams/request.ts";
 import { unhandledResponse } from "./respond.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
-import { appendToStream, streamTarget } from "./streams.ts";
+import { appendToStream, catchUpRead, streamTarget } from "./streams.ts";
 
 /**
  * A stream's appends and catch-up reads, answered ahead of the app's router: its dispatch (the
@@ -19,13 +18,9 @@ export function streamFastPath(request: Request, env: Env): Promise<Response> | 
   if (!url.pathname.startsWith(STREAM_ROUTE_PREFIX)) return null;
   const target = streamTarget(env, url.pathname, request.headers.get("authorization") ?? undefined);
   if (!target.ok) return null;
-  let answer: Promise<Response>;
-  if (method === "POST") answer = appendToStream(request, target.value);
-  else {
-    const query = parseReadQuery(url);
-    if (!query.ok || query.value.live !== "none") return null;
-    answer = target.value.stub.fetch(request);
-  }
+  const answer =
+    method === "POST" ? appendToStream(request, target.value) : catchUpRead(request, url, target.value.stub);
+  if (answer === null) return null;
   // As the app answers: an error nobody caught is its 500, and every response has the security headers.
   return answer.catch(unhandledResponse).then(withSecurityHeaders);
 }

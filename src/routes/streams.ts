@@ -102,11 +102,14 @@ rawRoute(streams, targeted(STREAM_ROUTES.read), async (c: Context<StreamEnv>) =>
   const { stub } = c.var.stream;
   if (c.req.method === "HEAD") return serveStreamHead(stub);
   const url = new URL(c.req.url);
-  // A catch-up page is answered by the object as HTTP; live reads loop or wait here.
-  const query = parseReadQuery(url);
-  if (query.ok && query.value.live === "none") return stub.fetch(c.req.raw);
-  return serveStreamRead(c.env, stub, c.req.raw, url);
+  return catchUpRead(c.req.raw, url, stub) ?? serveStreamRead(c.env, stub, c.req.raw, url);
 });
+
+/** A catch-up page, answered by the object as HTTP; null for a live read, which loops or waits here. */
+export function catchUpRead(request: Request, url: URL, stub: StreamApi): Promise<Response> | null {
+  const query = parseReadQuery(url);
+  return query.ok && query.value.live === "none" ? stub.fetch(request) : null;
+}
 
 rawRoute(streams, targeted(STREAM_ROUTES.remove), async (c: Context<StreamEnv>) => {
   const removed = await c.var.stream.stub.remove();

@@ -152,9 +152,9 @@ export class StreamStore {
   /** The next durable deadline: the stream's expiry, or the timeout of a fork copy under way. */
   nextDeadline(): number | null {
     const due: number[] = [];
-    const meta = readMeta(this.sql);
-    if (meta && !this.forks.tombstoned()) {
-      const expiry = deadline(meta);
+    const found = readMetaAndTombstone(this.sql);
+    if (found && !found.tombstoned) {
+      const expiry = deadline(found.meta);
       if (expiry !== null) due.push(expiry);
     }
     const lineage = this.forks.lineage();
